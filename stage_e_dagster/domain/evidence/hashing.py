@@ -1,0 +1,140 @@
+"""Perceptual hashes of card regions as signed 64-bit integers (how Postgres BIGINT stores them).
+
+`symbol_phash` is the canonical set-symbol hash: the reference symbol import and the Stage C extractor both call it,
+so a reference PNG and the same glyph cropped from a scan land within a few bits of each other.
+"""
+
+from __future__ import annotations
+
+import imagehash
+import numpy as np
+from PIL import Image, ImageFilter, ImageOps
+from scipy import fft, ndimage
+
+_MASK64 = (1 << 64) - 1
+# A pixel belongs to the glyph when its grey level differs from the background by more than this.
+_GLYPH_DELTA = 48
+# Edge-touching regions are dropped as frame when the interior regions span this share of the shorter side.
+_MIN_INTERIOR_EXTENT = 0.25
+_WORK_SIDE = 128
+# Symbol-hash bits whose DCT term lies within this share of the DC term above the median read as 0.
+_TIE_MARGIN = 0.01
+
+
+def to_signed64(value: int) -> int:
+    """An unsigned 64-bit value as the signed integer with the same bits."""
+    value &= _MASK64
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def to_unsigned64(value: int) -> int:
+    """A signed 64-bit value as the unsigned integer with the same bits."""
+    return value & _MASK64
+
+
+def hamming(a: int, b: int) -> int:
+    """Number of differing bits between two 64-bit hashes (signed or unsigned)."""
+    return ((a ^ b) & _MASK64).bit_count()
+
+
+def hash_to_int(h: imagehash.ImageHash) -> int:
+    """An 8x8 `ImageHash` as a signed 64-bit integer (row-major, first bit most significant)."""
+    value = 0
+    for bit in h.hash.flatten():
+        value = (value << 1) | int(bool(bit))
+    return to_signed64(value)
+
+
+def phash64(img: Image.Image) -> int:
+    """The 64-bit DCT perceptual hash of an image, as a signed integer."""
+    return hash_to_int(imagehash.phash(_opaque_rgb(img).convert("L"), hash_size=8))
+
+
+def _opaque_rgb(img: Image.Image) -> Image.Image:
+    """`img` as RGB, transparent areas composited onto white."""
+    if img.mode in ("RGBA", "LA") or (img.mode == "P" and "transparency" in img.info):
+        rgba = img.convert("RGBA")
+        canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        canvas.alpha_composite(rgba)
+        return canvas.convert("RGB")
+    return img.convert("RGB")
+
+
+def _background_level(gray: np.ndarray) -> int:
+    """The dominant grey level (histogram mode over 8-level bins, refined by the median inside the bin)."""
+    bins = np.bincount((gray // 8).ravel(), minlength=32)
+    top = int(np.argmax(bins))
+    inside = gray[(gray // 8) == top]
+    return int(np.median(inside))
+
+
+def _extent(mask: np.ndarray) -> int:
+    """The larger side of the bounding box of a boolean mask (0 when empty)."""
+    if not mask.any():
+        return 0
+    rows = np.flatnonzero(mask.any(axis=1))
+    cols = np.flatnonzero(mask.any(axis=0))
+    return int(max(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1))
+
+
+def _glyph_mask(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Soft glyph intensity (0..255, polarity-free) and the boolean mask of the glyph's regions."""
+    bg = _background_level(gray)
+    dist = np.abs(gray.astype(np.int16) - bg)
+    mask = dist > _GLYPH_DELTA
+    labels, count = ndimage.label(mask)
+    if count:
+        border = np.unique(np.concatenate([labels[0, :], labels[-1, :], labels[:, 0], labels[:, -1]]))
+        border = border[border != 0]
+        interior = mask & ~np.isin(labels, border)
+        if _extent(interior) >= _MIN_INTERIOR_EXTENT * min(mask.shape):
+            mask = interior
+        if mask.any():
+            # Drop specks: components under 1% of the largest kept one.
+            labels, count = ndimage.label(mask)
+            sizes = ndimage.sum(mask, labels, index=np.arange(1, count + 1))
+            keep = np.flatnonzero(sizes >= 0.01 * sizes.max()) + 1
+            mask = np.isin(labels, keep)
+    soft = np.clip(dist * (255.0 / (2 * _GLYPH_DELTA)), 0, 255).astype(np.uint8)
+    return soft, mask
+
+
+def symbol_phash(img: Image.Image) -> int:
+    """Canonical hash of a set-symbol glyph on a plain background, as a signed 64-bit integer.
+
+    Grayscale and autocontrast, take the background as the dominant grey level, trim to the bounding box of
+    the glyph (connected regions that differ from the background; regions touching the edge are treated as frame
+    when the interior holds the glyph), pad to a square and hash the polarity-free glyph intensity, so a dark
+    glyph on a light bar and a light glyph on a dark bar of the same shape hash alike.
+    """
+    rgb = _opaque_rgb(img)
+    scale = _WORK_SIDE / max(rgb.size)
+    if scale < 1:
+        size = (max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale)))
+        rgb = rgb.resize(size, Image.BILINEAR)
+    gray_img = ImageOps.autocontrast(rgb.convert("L"), cutoff=1).filter(ImageFilter.GaussianBlur(0.6))
+    gray = np.asarray(gray_img, dtype=np.uint8)
+    soft, mask = _glyph_mask(gray)
+    if mask.any():
+        rows = np.flatnonzero(mask.any(axis=1))
+        cols = np.flatnonzero(mask.any(axis=0))
+        top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+        keep = ndimage.binary_dilation(mask, iterations=1)
+        soft = np.where(keep, soft, 0).astype(np.uint8)[top:bottom, left:right]
+    side = max(soft.shape)
+    square = np.zeros((side, side), dtype=np.uint8)
+    y0 = (side - soft.shape[0]) // 2
+    x0 = (side - soft.shape[1]) // 2
+    square[y0 : y0 + soft.shape[0], x0 : x0 + soft.shape[1]] = soft
+    return _stable_dct_hash(Image.fromarray(square, mode="L"))
+
+
+def _stable_dct_hash(gray: Image.Image) -> int:
+    """A phash whose near-median coefficients all read 0, so symmetric glyphs (odd terms ~ 0) hash stably."""
+    pixels = np.asarray(gray.resize((32, 32), Image.LANCZOS), dtype=np.float64)
+    low = fft.dctn(pixels, type=2)[:8, :8].ravel()
+    margin = _TIE_MARGIN * abs(low[0])
+    value = 0
+    for bit in low > np.median(low) + margin:
+        value = (value << 1) | int(bit)
+    return to_signed64(value)
