@@ -1,0 +1,115 @@
+"""Test fixtures: a real Postgres for every database test, never a mock.
+
+Resolution order (DESIGN.md): `STAGE_E_TEST_DATABASE_URL`; a testcontainers Postgres when a Docker daemon answers;
+otherwise an embedded server started for this test session in a short temp dir. Each test gets its own database
+cloned from a migrated template, so tests are isolated and cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg2
+import pytest
+from sqlalchemy.engine import make_url
+
+from stage_e_dagster.db.migrate import upgrade
+from stage_e_dagster.db.server import EmbeddedPostgres
+from stage_e_dagster.db.urls import libpq_dsn, normalise_url
+
+TEMPLATE = "stage_e_test_template"
+
+
+def docker_available() -> tuple[bool, str]:
+    """Whether a Docker daemon answers, and why not when it does not."""
+    try:
+        import docker  # type: ignore[import-untyped]
+
+        docker.from_env(timeout=3).ping()
+        return True, ""
+    except Exception as err:  # noqa: BLE001 - any failure means no usable daemon
+        return False, f"no Docker daemon answers ({type(err).__name__})"
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    """URL of a maintenance database on a real server the suite may create databases on."""
+    configured = os.environ.get("STAGE_E_TEST_DATABASE_URL")
+    if configured:
+        yield normalise_url(configured)
+        return
+    if os.environ.get("STAGE_E_TEST_USE_TESTCONTAINERS") == "1":
+        ok, _why = docker_available()
+        if ok:
+            from testcontainers.postgres import PostgresContainer
+
+            with PostgresContainer("postgres:16-alpine", driver="psycopg2") as container:
+                yield container.get_connection_url()
+            return
+    root = Path(tempfile.mkdtemp(prefix="se-t-", dir="/tmp"))
+    server = EmbeddedPostgres(root / "pg")
+    server.start()
+    try:
+        yield server.url("postgres")
+    finally:
+        server.destroy()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _admin(url: str):
+    conn = psycopg2.connect(libpq_dsn(url))
+    conn.autocommit = True
+    return conn
+
+
+@pytest.fixture(scope="session")
+def template_url(pg_server_url: str) -> str:
+    """A database migrated to head that per-test databases are cloned from."""
+    url = make_url(pg_server_url).set(database=TEMPLATE).render_as_string(hide_password=False)
+    conn = _admin(pg_server_url)
+    with conn.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE}"')
+        cur.execute(f'CREATE DATABASE "{TEMPLATE}"')
+    conn.close()
+    upgrade(url)
+    return url
+
+
+@pytest.fixture
+def db_url(pg_server_url: str, template_url: str) -> Iterator[str]:
+    """A fresh, migrated database for one test."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    conn = _admin(pg_server_url)
+    with conn.cursor() as cur:
+        cur.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}" STRATEGY FILE_COPY')
+    url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
+    try:
+        yield url
+    finally:
+        from stage_e_dagster.db.engine import get_engine
+
+        get_engine.cache_clear()
+        with conn.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.close()
+
+
+@pytest.fixture
+def pg_connect(db_url: str):
+    """Open a separate psycopg2 connection (one per simulated process); all are closed after the test."""
+    opened: list = []
+
+    def connect(autocommit: bool = True):
+        conn = psycopg2.connect(libpq_dsn(db_url))
+        conn.autocommit = autocommit
+        opened.append(conn)
+        return conn
+
+    yield connect
+    for conn in opened:
+        conn.close()

@@ -1,0 +1,66 @@
+"""The schema as migrated: constraints that the design relies on hold on a real Postgres."""
+
+from __future__ import annotations
+
+import psycopg2
+import pytest
+from sqlalchemy import inspect
+
+from stage_e_dagster.db.engine import get_engine
+
+
+def _seed(cur) -> tuple[int, int]:
+    cur.execute("INSERT INTO source (key, location) VALUES ('s', '/x') RETURNING id")
+    source_id = cur.fetchone()[0]
+    cur.execute(
+        "INSERT INTO card (source_id, identifier, name, name_normalised, content_sha256, size_bytes) "
+        "VALUES (%s, 'a.png', 'A', 'a', 'ff', 1) RETURNING id",
+        (source_id,),
+    )
+    card_id = cur.fetchone()[0]
+    cur.execute(
+        "INSERT INTO printing (scryfall_id, name, name_normalised, set_code, collector_number) "
+        "VALUES ('p1', 'A', 'a', 'm20', '1') RETURNING id"
+    )
+    return card_id, cur.fetchone()[0]
+
+
+def test_every_design_table_exists(db_url):
+    names = set(inspect(get_engine(db_url)).get_table_names())
+    assert {
+        "source", "card", "expansion", "printing", "image_evidence", "card_printing_tag", "card_scan_log",
+        "dispatch_ledger", "envelope_trip", "sweep_cursor",
+    } <= names
+
+
+def test_vote_check_constraint_requires_printing_xor_no_match(pg_connect):
+    cur = pg_connect().cursor()
+    card_id, printing_id = _seed(cur)
+    insert = ("INSERT INTO card_printing_tag (card_id, printing_id, is_no_match, anonymous_id, source) "
+              "VALUES (%s, %s, %s, 'v', 'ocr')")
+    with pytest.raises(psycopg2.errors.CheckViolation):
+        cur.execute(insert, (card_id, printing_id, True))
+    with pytest.raises(psycopg2.errors.CheckViolation):
+        cur.execute(insert, (card_id, None, False))
+    cur.execute(insert, (card_id, printing_id, False))
+    cur.execute(insert, (card_id, None, True))
+
+
+def test_partial_unique_indexes_reject_duplicate_votes(pg_connect):
+    cur = pg_connect().cursor()
+    card_id, printing_id = _seed(cur)
+    insert = ("INSERT INTO card_printing_tag (card_id, printing_id, is_no_match, anonymous_id, source) "
+              "VALUES (%s, %s, %s, %s, 'ocr')")
+    cur.execute(insert, (card_id, printing_id, False, "v"))
+    with pytest.raises(psycopg2.errors.UniqueViolation):
+        cur.execute(insert, (card_id, printing_id, False, "v"))
+    cur.execute(insert, (card_id, None, True, "v"))
+    with pytest.raises(psycopg2.errors.UniqueViolation):
+        cur.execute(insert, (card_id, None, True, "v"))
+    cur.execute(insert, (card_id, printing_id, False, "other-voter"))
+
+
+def test_each_test_gets_an_empty_database(pg_connect):
+    cur = pg_connect().cursor()
+    cur.execute("SELECT count(*) FROM card")
+    assert cur.fetchone()[0] == 0
