@@ -1,0 +1,129 @@
+"""The join-key calculator: identify a scan's printing from the collector line it prints (set code + number).
+
+The first and most trusted Stage D calculator. It reads only the stored evidence and the catalogue values it is
+handed, and returns a `Vote` or a named `Abstention`; it never guesses past what the collector line supports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stage_e_dagster.domain.calculators.matching import (
+    candidate_ids,
+    normalise_collector_number,
+    normalise_set_code,
+    pick_symbol_set,
+)
+from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
+from stage_e_dagster.domain.decisions import Abstention, Vote
+from stage_e_dagster.domain.evidence.model import Evidence
+
+JOIN_KEY_ID = "stage-d-join-key-v1"
+
+# Set code and number both read and both matching one printing.
+CONFIDENCE_SET_AND_NUMBER = 0.85
+# Number only (older frames print no set code), unique among the candidates or settled by the set symbol.
+CONFIDENCE_NUMBER_ONLY = 0.75
+# A known set code whose printing of this card does not exist in the catalogue.
+CONFIDENCE_NO_MATCH = 0.6
+# Subtracted when the filename's expansion hint names a different known set than the match.
+HINT_CONTRADICTION_PENALTY = 0.15
+# A printing whose set came out more than this many years after the printed copyright year is not this scan.
+MAX_RELEASE_YEARS_AFTER_COPYRIGHT = 2
+
+
+def read_detail(evidence: Evidence) -> dict[str, Any]:
+    """What the collector and legal lines said, for skip details a reviewer can act on."""
+    return {
+        "collector_number": evidence.collector_number,
+        "collector_normalised": normalise_collector_number(evidence.collector_number),
+        "set_code": evidence.set_code,
+        "set_code_raw": evidence.set_code_raw,
+        "copyright_year": evidence.copyright_year,
+    }
+
+
+def _skip(card: CardRef, reason: str, **detail: Any) -> Abstention:
+    return Abstention(card_id=card.id, anonymous_id=JOIN_KEY_ID, skip_reason=reason, detail=detail)
+
+
+def _release_year(printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> int | None:
+    """Release year of the printing's expansion, falling back to the printing's own date."""
+    expansion = expansions.get(printing.set_code)
+    if expansion is not None and expansion.released_at is not None:
+        return expansion.released_at.year
+    return printing.released_at.year if printing.released_at is not None else None
+
+
+def _confirm(
+    card: CardRef,
+    evidence: Evidence,
+    match: PrintingRef,
+    confidence: float,
+    expansions: Mapping[str, ExpansionRef],
+    route: str,
+) -> Vote | Abstention:
+    """Apply the era check and the filename-hint adjustment to a match, then vote for it."""
+    released = _release_year(match, expansions)
+    year = evidence.copyright_year
+    if released is not None and year is not None and released - year > MAX_RELEASE_YEARS_AFTER_COPYRIGHT:
+        return _skip(
+            card, "copyright-year-mismatch", **read_detail(evidence),
+            printing_id=match.id, printing_set_code=match.set_code, released_year=released, route=route,
+        )
+    hint = normalise_set_code(card.expansion_hint)
+    if hint is not None and hint in expansions and hint != match.set_code:
+        confidence -= HINT_CONTRADICTION_PENALTY
+    return Vote(card_id=card.id, anonymous_id=JOIN_KEY_ID, printing_id=match.id,
+                confidence=round(confidence, 4))
+
+
+def decide_join_key(
+    card: CardRef,
+    evidence: Evidence | None,
+    candidates: Sequence[PrintingRef],
+    expansions: Mapping[str, ExpansionRef],
+) -> Vote | Abstention:
+    """Vote for the printing the scan's collector line names, a no-match, or abstain with a named reason.
+
+    `candidates` are the printings sharing the card's normalised name; `expansions` holds every known set.
+    """
+    if evidence is None:
+        return _skip(card, "no-evidence", rescannable=True)
+    if evidence.truncated:
+        return _skip(card, "truncated-image", **read_detail(evidence))
+    number = normalise_collector_number(evidence.collector_number)
+    if not number:
+        return _skip(card, "no-text", set_code_raw=evidence.set_code_raw, collector_raw=evidence.collector_raw)
+
+    set_code = normalise_set_code(evidence.set_code)
+    if set_code is not None and set_code not in expansions:
+        return _skip(card, "unknown-set-code", **read_detail(evidence))
+
+    by_number = [p for p in candidates if normalise_collector_number(p.collector_number) == number]
+    if set_code is not None:
+        exact = [p for p in by_number if p.set_code == set_code]
+        if len(exact) == 1:
+            return _confirm(card, evidence, exact[0], CONFIDENCE_SET_AND_NUMBER, expansions, "set-and-number")
+        if not exact:
+            return Vote(card_id=card.id, anonymous_id=JOIN_KEY_ID, printing_id=None, is_no_match=True,
+                        confidence=CONFIDENCE_NO_MATCH)
+        return _skip(card, "ambiguous", **read_detail(evidence), route="set-and-number",
+                     candidate_ids=candidate_ids(exact))
+
+    if not candidates:
+        return _skip(card, "no-candidates", **read_detail(evidence), name=card.name)
+    if not by_number:
+        return _skip(card, "number-not-found", **read_detail(evidence),
+                     candidate_ids=candidate_ids(candidates))
+    if len(by_number) == 1:
+        return _confirm(card, evidence, by_number[0], CONFIDENCE_NUMBER_ONLY, expansions, "number-only")
+
+    pick = pick_symbol_set(evidence.symbol_phash, (p.set_code for p in by_number), expansions)
+    chosen = [p for p in by_number if p.set_code == pick.set_code]
+    if len(chosen) == 1:
+        return _confirm(card, evidence, chosen[0], CONFIDENCE_NUMBER_ONLY, expansions, "symbol-tie-break")
+    return _skip(card, "ambiguous", **read_detail(evidence), route="symbol-tie-break",
+                 candidate_ids=candidate_ids(by_number), symbol_reason=pick.reason,
+                 symbol_distances=pick.distances)

@@ -1,0 +1,101 @@
+"""Matching primitives the Stage D calculators share: collector-number normalisation and set-symbol distances.
+
+Kept apart from the calculators so that join-key and fallback judge numbers and symbols by the same rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from stage_e_dagster.domain.catalog import ExpansionRef, PrintingRef
+
+# Two set-symbol hashes at most this many bits apart show the same symbol.
+SYMBOL_MAX_DISTANCE = 6
+# The nearest symbol wins only when the runner-up is more than this many bits further away.
+SYMBOL_MARGIN = 6
+
+_MASK64 = (1 << 64) - 1
+_STARS = str.maketrans(dict.fromkeys("★☆✶✱⭑\u2217", "*"))
+_LEADING_ZEROS = re.compile(r"^0+(?=\d)")
+_SPACES = re.compile(r"\s+")
+
+
+def normalise_collector_number(raw: str | None) -> str:
+    """Comparable form of a collector number: no leading zeros, lower-case suffix, a star as a trailing `*`.
+
+    A printed total (`123/280`) is dropped, so `0123/280` and `123` compare equal; `12A` equals `12a`; `7★`,
+    `★7` and `07*` all become `7*` (the parser writes the star first, Scryfall usually last). Returns "" for
+    a missing or blank number.
+    """
+    if raw is None:
+        return ""
+    text = _SPACES.sub("", raw.translate(_STARS)).lower().split("/", 1)[0]
+    body = text.replace("*", "")
+    starred = "*" if len(body) < len(text) else ""
+    return _LEADING_ZEROS.sub("", body) + starred
+
+
+def hamming_distance(a: int, b: int) -> int:
+    """Bits that differ between two 64-bit hashes stored as signed integers."""
+    return ((a ^ b) & _MASK64).bit_count()
+
+
+def normalise_set_code(code: str | None) -> str | None:
+    """Lower-case, stripped set code, or None when missing or blank."""
+    if code is None:
+        return None
+    text = code.strip().lower()
+    return text or None
+
+
+def symbol_distances(
+    symbol_phash: int, set_codes: Iterable[str], expansions: Mapping[str, ExpansionRef]
+) -> dict[str, int]:
+    """Distance from a scanned set symbol to each listed set's reference symbol (sets without one are left out)."""
+    distances: dict[str, int] = {}
+    for code in set_codes:
+        expansion = expansions.get(code)
+        if expansion is not None and expansion.symbol_phash is not None and code not in distances:
+            distances[code] = hamming_distance(symbol_phash, expansion.symbol_phash)
+    return distances
+
+
+@dataclass(frozen=True)
+class SymbolPick:
+    """The outcome of comparing a scanned symbol with candidate sets: the chosen set (or None) and why."""
+
+    set_code: str | None
+    distances: dict[str, int]
+    reason: str
+
+
+def pick_symbol_set(symbol_phash: int | None, set_codes: Iterable[str],
+                    expansions: Mapping[str, ExpansionRef]) -> SymbolPick:
+    """Choose the one set whose reference symbol the scan shows, or explain why none can be chosen.
+
+    A set is chosen when its distance is at most `SYMBOL_MAX_DISTANCE` and every other listed set is more than
+    `SYMBOL_MARGIN` bits further away. A listed set with no reference symbol cannot be ruled out, so its
+    presence blocks a choice.
+    """
+    codes = list(dict.fromkeys(set_codes))
+    if symbol_phash is None:
+        return SymbolPick(None, {}, "no-symbol-hash")
+    distances = symbol_distances(symbol_phash, codes, expansions)
+    if len(distances) < len(codes):
+        return SymbolPick(None, distances, "missing-reference-symbol")
+    if len(codes) < 2:
+        return SymbolPick(None, distances, "one-set-only")
+    ranked = sorted(distances.items(), key=lambda item: item[1])
+    (best_code, best), (_, runner_up) = ranked[0], ranked[1]
+    if best > SYMBOL_MAX_DISTANCE:
+        return SymbolPick(None, distances, "symbol-too-far")
+    if runner_up - best <= SYMBOL_MARGIN:
+        return SymbolPick(None, distances, "symbol-margin-too-small")
+    return SymbolPick(best_code, distances, "symbol-match")
+
+
+def candidate_ids(candidates: Iterable[PrintingRef]) -> list[int]:
+    """Printing ids of candidates, for skip details."""
+    return [printing.id for printing in candidates]
