@@ -30,9 +30,9 @@ def embedded_server() -> EmbeddedPostgres:
 def normalise_url(url: str) -> str:
     """Force the psycopg2 driver: SQLAlchemy 2.1 reads a bare `postgresql://` as psycopg 3."""
     parsed = make_url(url)
-    if parsed.drivername in ("postgresql", "postgres"):
-        parsed = parsed.set(drivername="postgresql+psycopg2")
-    return parsed.render_as_string(hide_password=False)
+    if parsed.drivername not in ("postgresql", "postgres"):
+        return url
+    return parsed.set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
 
 
 def app_database_url() -> str:
@@ -56,7 +56,8 @@ def _resolve(var: str, database: str) -> str:
 
 def redact(url: str) -> str:
     """A URL safe to print: the password hidden."""
-    return make_url(url).render_as_string(hide_password=True)
+    parsed = make_url(url)
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
 
 
 def libpq_dsn(url: str) -> str:

@@ -1,0 +1,146 @@
+"""Stream a Scryfall bulk-data file into `expansion` and `printing`, upserting on the Scryfall id.
+
+The file is parsed incrementally (ijson), so memory stays bounded however large the file is. A malformed record is
+reported with its index and skipped; a file that stops being valid JSON ends the import with an error that says
+how far it got (everything before that point is committed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import ijson
+from sqlalchemy import func, update
+from sqlalchemy.dialects.postgresql import insert
+
+from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.models import Expansion, Printing
+from stage_e_dagster.domain.scryfall import MalformedCard, PrintingRecord, parse_card
+
+BATCH_SIZE = 1000
+
+
+class CatalogFileError(RuntimeError):
+    """The catalogue file is not a readable JSON array of card objects."""
+
+
+@dataclass
+class ImportSummary:
+    printings: int = 0
+    set_codes: set[str] = field(default_factory=set)
+    malformed: list[tuple[int, str]] = field(default_factory=list)
+    symbols_stored: int = 0
+    symbols_unknown_set: list[str] = field(default_factory=list)
+    symbols_unreadable: list[str] = field(default_factory=list)
+
+
+def import_catalog(
+    url: str,
+    path: Path,
+    *,
+    on_progress: Callable[[int], None] | None = None,
+    on_malformed: Callable[[int, str], None] | None = None,
+) -> ImportSummary:
+    """Import `path`, calling `on_progress(bytes_read)` per batch and `on_malformed(index, why)` per bad record."""
+    summary = ImportSummary()
+    engine = get_engine(url)
+    batch: list[PrintingRecord] = []
+    index = -1
+    with open(path, "rb") as handle:
+        try:
+            for index, obj in enumerate(ijson.items(handle, "item", use_float=True)):
+                try:
+                    batch.append(parse_card(obj))
+                except MalformedCard as err:
+                    summary.malformed.append((index, str(err)))
+                    if on_malformed:
+                        on_malformed(index, str(err))
+                if len(batch) >= BATCH_SIZE:
+                    _flush(engine, batch, summary)
+                    batch = []
+                    if on_progress:
+                        on_progress(_position(handle))
+        except ijson.JSONError as err:
+            _flush(engine, batch, summary)
+            raise CatalogFileError(
+                f"{path} is not valid JSON after record {index} ({err}); {summary.printings} printings were imported"
+            ) from err
+        _flush(engine, batch, summary)
+        if on_progress:
+            on_progress(_position(handle))
+    if index == -1 and summary.printings == 0 and not summary.malformed:
+        _check_is_array(path)
+    return summary
+
+
+def _position(handle: BinaryIO) -> int:
+    return handle.tell()
+
+
+def _check_is_array(path: Path) -> None:
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip()
+    if not head.startswith(b"["):
+        raise CatalogFileError(f"{path} is not a JSON array of card objects")
+
+
+def _flush(engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
+    if not batch:
+        return
+    unique = {record.scryfall_id: record for record in batch}
+    expansions: dict[str, dict] = {}
+    for record in unique.values():
+        current = expansions.get(record.set_code)
+        if current is None or (record.released_at and (not current["released_at"]
+                                                          or record.released_at < current["released_at"])):
+            expansions[record.set_code] = {"code": record.set_code, "name": record.set_name,
+                                           "released_at": record.released_at}
+    rows = []
+    for record in unique.values():
+        row = asdict(record)
+        row.pop("set_name")
+        rows.append(row)
+    with engine.begin() as conn:
+        exp_stmt = insert(Expansion).values(list(expansions.values()))
+        exp_stmt = exp_stmt.on_conflict_do_update(
+            index_elements=[Expansion.code],
+            set_={
+                "name": exp_stmt.excluded.name,
+                "released_at": func.least(Expansion.released_at, exp_stmt.excluded.released_at),
+            },
+        )
+        conn.execute(exp_stmt)
+        stmt = insert(Printing).values(rows)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[Printing.scryfall_id],
+            set_={key: stmt.excluded[key] for key in rows[0] if key != "scryfall_id"},
+        )
+        conn.execute(stmt)
+    summary.printings += len(rows)
+    summary.set_codes.update(expansions)
+
+
+def store_symbol_hashes(url: str, symbols_dir: Path, summary: ImportSummary) -> None:
+    """Store each `<set code>.png` symbol's canonical phash on its expansion."""
+    from PIL import Image, UnidentifiedImageError
+
+    from stage_e_dagster.domain.evidence.hashing import symbol_phash
+
+    engine = get_engine(url)
+    for png in sorted(symbols_dir.glob("*.png")):
+        code = png.stem.lower()
+        try:
+            with Image.open(png) as img:
+                value = symbol_phash(img)
+        except (OSError, UnidentifiedImageError, ValueError):
+            summary.symbols_unreadable.append(png.name)
+            continue
+        with engine.begin() as conn:
+            result = conn.execute(update(Expansion).where(Expansion.code == code).values(symbol_phash=value))
+        if result.rowcount:
+            summary.symbols_stored += 1
+        else:
+            summary.symbols_unknown_set.append(code)

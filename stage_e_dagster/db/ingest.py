@@ -1,0 +1,150 @@
+"""Register a directory's card scans as `card` rows: idempotent, change-aware, and never crashing on bad files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert
+
+from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.models import Card, Source
+from stage_e_dagster.domain.catalog import normalise_name
+from stage_e_dagster.domain.filenames import parse_card_filename
+from stage_e_dagster.domain.scan_files import FoundFile, Refused, content_phash, find_images, sha256_of
+
+BATCH_SIZE = 200
+
+
+@dataclass
+class IngestSummary:
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    vanished: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (
+            f"{self.new} new, {self.changed} changed, {self.unchanged} unchanged, "
+            f"{len(self.unreadable)} unreadable, {len(self.refused)} refused, {len(self.vanished)} vanished"
+        )
+
+
+def ensure_source(url: str, key: str, location: Path) -> int:
+    with get_engine(url).begin() as conn:
+        stmt = insert(Source).values(key=key, kind="directory", location=str(location))
+        stmt = stmt.on_conflict_do_update(index_elements=[Source.key], set_={"location": stmt.excluded.location})
+        return conn.execute(stmt.returning(Source.id)).scalar_one()
+
+
+def ingest_directory(
+    url: str,
+    root: Path,
+    source_key: str,
+    *,
+    on_file: Callable[[str], None] | None = None,
+) -> IngestSummary:
+    """Register every image under `root` as a card of source `source_key`; `on_file` is called per file seen."""
+    root = root.resolve()
+    if not root.is_dir():
+        raise NotADirectoryError(f"{root} is not a directory")
+    source_id = ensure_source(url, source_key, root)
+    engine = get_engine(url)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(Card.identifier, Card.content_sha256, Card.missing_since).where(Card.source_id == source_id)
+        ).all()
+    known = {row.identifier: row.content_sha256 for row in rows}
+    were_missing = {row.identifier for row in rows if row.missing_since is not None}
+    summary = IngestSummary()
+    seen: set[str] = set()
+    pending: list[dict] = []
+    for item in find_images(root):
+        if isinstance(item, Refused):
+            summary.refused.append((item.identifier, item.reason))
+            continue
+        seen.add(item.identifier)
+        row = _fingerprint(item, source_id, summary)
+        if on_file:
+            on_file(item.identifier)
+        if row is None:
+            continue
+        previous = known.get(item.identifier)
+        if previous == row["content_sha256"]:
+            summary.unchanged += 1
+            continue
+        if previous is None:
+            summary.new += 1
+        else:
+            summary.changed += 1
+        pending.append(row)
+        if len(pending) >= BATCH_SIZE:
+            _upsert(engine, pending)
+            pending = []
+    _upsert(engine, pending)
+    summary.vanished = sorted(set(known) - seen)
+    _mark_presence(engine, source_id, summary.vanished, sorted(seen & were_missing))
+    return summary
+
+
+def _fingerprint(item: FoundFile, source_id: int, summary: IngestSummary) -> dict | None:
+    try:
+        data = item.path.read_bytes()
+    except OSError as err:
+        summary.refused.append((item.identifier, f"cannot read: {err.strerror or err}"))
+        return None
+    phash = content_phash(item.path) if data else None
+    if phash is None:
+        summary.unreadable.append(item.identifier)
+    name, hint = parse_card_filename(item.identifier)
+    return {
+        "source_id": source_id,
+        "identifier": item.identifier,
+        "name": name,
+        "name_normalised": normalise_name(name),
+        "expansion_hint": hint,
+        "content_sha256": sha256_of(data),
+        "content_phash": phash,
+        "size_bytes": len(data),
+    }
+
+
+def _upsert(engine, rows: list[dict]) -> None:
+    if not rows:
+        return
+    stmt = insert(Card).values(rows)
+    stmt = stmt.on_conflict_do_update(
+        constraint="uq_card_source_identifier",
+        set_={
+            "name": stmt.excluded.name,
+            "name_normalised": stmt.excluded.name_normalised,
+            "expansion_hint": stmt.excluded.expansion_hint,
+            "content_sha256": stmt.excluded.content_sha256,
+            "content_phash": stmt.excluded.content_phash,
+            "size_bytes": stmt.excluded.size_bytes,
+            "missing_since": None,
+            "updated_at": func.now(),
+        },
+    )
+    with engine.begin() as conn:
+        conn.execute(stmt)
+
+
+def _mark_presence(engine, source_id: int, vanished: list[str], reappeared: list[str]) -> None:
+    with engine.begin() as conn:
+        if vanished:
+            conn.execute(
+                update(Card)
+                .where(Card.source_id == source_id, Card.identifier.in_(vanished), Card.missing_since.is_(None))
+                .values(missing_since=func.now())
+            )
+        if reappeared:
+            conn.execute(
+                update(Card)
+                .where(Card.source_id == source_id, Card.identifier.in_(reappeared))
+                .values(missing_since=None)
+            )

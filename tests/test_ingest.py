@@ -1,0 +1,92 @@
+"""Ingest: every image under a directory becomes a card; re-ingest is idempotent; bad files never crash it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from PIL import Image
+from sqlalchemy import select
+
+from stage_e_dagster.db.engine import session_scope
+from stage_e_dagster.db.ingest import ingest_directory
+from stage_e_dagster.db.models import Card
+
+
+def _png(path, colour=(200, 10, 10), size=(63, 88)):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, colour).save(path)
+
+
+def _cards(db_url) -> dict[str, Card]:
+    with session_scope(db_url) as s:
+        return {c.identifier: c for c in s.scalars(select(Card))}
+
+
+@pytest.fixture
+def scans(tmp_path):
+    root = tmp_path / "scans"
+    _png(root / "Opt [XLN].png")
+    _png(root / "sub" / "Lightning Bolt [M10] (2).jpg".replace(".jpg", ".png"))
+    Image.new("RGB", (63, 88), "blue").save(root / "sub" / "Counterspell.jpg")
+    (root / "notes.txt").write_text("not an image")
+    return root
+
+
+def test_ingest_registers_images_with_parsed_names_and_hashes(db_url, scans):
+    summary = ingest_directory(db_url, scans, "local")
+    assert (summary.new, summary.unchanged) == (3, 0)
+    cards = _cards(db_url)
+    assert set(cards) == {"Opt [XLN].png", "sub/Lightning Bolt [M10] (2).png", "sub/Counterspell.jpg"}
+    opt = cards["Opt [XLN].png"]
+    assert (opt.name, opt.expansion_hint) == ("Opt", "xln")
+    assert len(opt.content_sha256) == 64 and opt.content_phash is not None
+    assert -(2**63) <= opt.content_phash < 2**63
+    assert cards["sub/Counterspell.jpg"].expansion_hint is None
+
+
+def test_reingest_is_idempotent_and_changes_update_the_row(db_url, scans):
+    ingest_directory(db_url, scans, "local")
+    again = ingest_directory(db_url, scans, "local")
+    assert (again.new, again.changed, again.unchanged) == (0, 0, 3)
+    before = _cards(db_url)["Opt [XLN].png"]
+    _png(scans / "Opt [XLN].png", colour=(10, 200, 10), size=(70, 90))
+    changed = ingest_directory(db_url, scans, "local")
+    assert (changed.new, changed.changed, changed.unchanged) == (0, 1, 2)
+    after = _cards(db_url)["Opt [XLN].png"]
+    assert after.id == before.id and after.content_sha256 != before.content_sha256
+
+
+def test_vanished_files_are_reported_and_marked(db_url, scans):
+    ingest_directory(db_url, scans, "local")
+    (scans / "sub" / "Counterspell.jpg").unlink()
+    summary = ingest_directory(db_url, scans, "local")
+    assert summary.vanished == ["sub/Counterspell.jpg"]
+    assert _cards(db_url)["sub/Counterspell.jpg"].missing_since is not None
+    Image.new("RGB", (63, 88), "blue").save(scans / "sub" / "Counterspell.jpg")
+    ingest_directory(db_url, scans, "local")
+    assert _cards(db_url)["sub/Counterspell.jpg"].missing_since is None
+
+
+def test_unreadable_files_are_counted_and_registered_without_a_phash(db_url, scans):
+    (scans / "empty.png").write_bytes(b"")
+    (scans / "text.jpg").write_text("hello")
+    summary = ingest_directory(db_url, scans, "local")
+    assert sorted(summary.unreadable) == ["empty.png", "text.jpg"]
+    cards = _cards(db_url)
+    assert cards["text.jpg"].content_phash is None and cards["empty.png"].size_bytes == 0
+
+
+def test_symlinks_and_escaping_paths_are_refused(db_url, scans, tmp_path):
+    outside = tmp_path / "outside"
+    _png(outside / "Secret.png")
+    os.symlink(outside / "Secret.png", scans / "Secret.png")
+    os.symlink(outside, scans / "linked-dir")
+    summary = ingest_directory(db_url, scans, "local")
+    assert sorted(summary.refused) == [("Secret.png", "symlink"), ("linked-dir", "symlink")]
+    assert "Secret.png" not in _cards(db_url)
+
+
+def test_missing_directory_is_a_clear_error(db_url, tmp_path):
+    with pytest.raises(NotADirectoryError):
+        ingest_directory(db_url, tmp_path / "nope", "local")

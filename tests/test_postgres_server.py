@@ -1,0 +1,85 @@
+"""The embedded server: zero-setup start, harmless restarts, crash recovery, clear errors, and its CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from click.testing import CliRunner
+
+from stage_e_dagster.cli import main
+from stage_e_dagster.db.server import EmbeddedPostgres, PostgresStartError
+
+
+@pytest.fixture
+def home(monkeypatch):
+    root = Path(tempfile.mkdtemp(prefix="se-h-", dir="/tmp"))
+    monkeypatch.setenv("STAGE_E_HOME", str(root))
+    monkeypatch.delenv("STAGE_E_DATABASE_URL", raising=False)
+    monkeypatch.delenv("STAGE_E_DAGSTER_DATABASE_URL", raising=False)
+    yield root
+    EmbeddedPostgres(root / "pg").destroy()
+
+
+def test_cli_start_twice_status_url_stop(home):
+    runner = CliRunner()
+    first = runner.invoke(main, ["postgres", "start"])
+    assert first.exit_code == 0, first.output
+    pid = EmbeddedPostgres(home / "pg").status().pid
+    second = runner.invoke(main, ["postgres", "start"])
+    assert second.exit_code == 0 and f"pid {pid}" in second.output
+    url = runner.invoke(main, ["postgres", "url"])
+    assert url.output.strip() == f"postgresql+psycopg2://postgres@/stage_e?host={home / 'pg'}"
+    assert runner.invoke(main, ["postgres", "status"]).exit_code == 0
+    assert runner.invoke(main, ["postgres", "stop"]).output.strip() == "stopped"
+    status = runner.invoke(main, ["postgres", "status"])
+    assert status.exit_code == 1 and "not running" in status.output
+    assert runner.invoke(main, ["db", "upgrade"]).exit_code == 0  # restarts on demand
+
+
+def test_stale_pid_after_a_crash_is_recovered(home):
+    server = EmbeddedPostgres(home / "pg")
+    server.start()
+    old_pid = server.status().pid
+    postmaster = psutil.Process(old_pid)
+    children = postmaster.children()
+    os.kill(old_pid, signal.SIGKILL)
+    psutil.wait_procs([postmaster, *children], timeout=10)
+    assert (home / "pg" / "postmaster.pid").exists()
+    assert not server.status().running
+    status = server.start(databases=("after_crash",))
+    assert status.running and status.pid != old_pid
+
+
+def test_pid_file_naming_a_foreign_process_is_treated_as_stale(home):
+    server = EmbeddedPostgres(home / "pg")
+    server.start()
+    server.stop()
+    pid_file = home / "pg" / "postmaster.pid"
+    pid_file.write_text(f"{os.getpid()}\n{home / 'pg'}\n0\n5432\n\n\n\nready\n")
+    assert not server.status().running
+    assert server.start().running
+
+
+def test_a_data_dir_that_is_not_a_cluster_is_a_clear_error(home):
+    (home / "pg").mkdir(parents=True)
+    (home / "pg" / "stray.txt").write_text("x")
+    with pytest.raises(PostgresStartError, match="not empty"):
+        EmbeddedPostgres(home / "pg").start()
+
+
+def test_long_data_dirs_get_a_short_socket_dir(tmp_path):
+    deep = tmp_path / ("d" * 90) / "pg"
+    server = EmbeddedPostgres(deep)
+    assert server.socket_dir != deep and len(str(server.socket_dir)) < 60
+
+
+def test_start_waits_for_readiness(home):
+    started = time.monotonic()
+    status = EmbeddedPostgres(home / "pg").start(databases=("x",))
+    assert status.running and time.monotonic() - started < 60
