@@ -168,7 +168,8 @@ def test_hint_check() -> None:
     ("result", "confident"),
     [
         (Vote(1, JOIN_KEY_ID, 7, confidence=0.85), True),
-        (Vote(1, JOIN_KEY_ID, 7, confidence=0.6), True),
+        (Vote(1, JOIN_KEY_ID, 7, confidence=0.8), True),
+        (Vote(1, JOIN_KEY_ID, 7, confidence=0.75), False),  # number only: the fallback gives a second opinion
         (Vote(1, JOIN_KEY_ID, None, is_no_match=True, confidence=0.6), False),
         (Vote(1, FALLBACK_ID, 7, confidence=0.8), False),
         (Abstention(1, JOIN_KEY_ID, "ambiguous"), False),

@@ -35,13 +35,19 @@ SYMBOL_NEAREST_CEILING = 12
 SubCheck = Callable[[CardRef, Evidence, Sequence[PrintingRef], Mapping[str, ExpansionRef]], set[int] | None]
 
 
+CONFIDENT_HIT = 0.8
+
+
 def is_confident_hit(result: Vote | Abstention | None) -> bool:
-    """True for a join-key vote naming a printing (not a no-match): the card needs no fallback or review."""
+    """True for a join-key vote naming a printing with confidence of at least `CONFIDENT_HIT` (a set code and
+    number read and matched). Weaker hits (number only, a contradicting file-name hint) still get the fallback's
+    independent second opinion, which is what lets two machine voters agree under the machine-quorum policy."""
     return (
         isinstance(result, Vote)
         and result.anonymous_id == JOIN_KEY_ID
         and not result.is_no_match
         and result.printing_id is not None
+        and result.confidence >= CONFIDENT_HIT - 1e-9
     )
 
 
