@@ -1,0 +1,18 @@
+"""Names that say which cards still need work, shared by Stage C, the stream sensor and the backstop sweep.
+
+A card needs Stage C when it has no *current* evidence (a row for its `content_sha256` whose extractor versions
+cover every current version) and Stage C has not already logged a skip for those exact bytes (a skip's
+`evidence_key` is the content hash it was judged on). A card needs Stage D when it has current evidence and
+the join-key calculator has recorded no outcome for it yet. Cards whose file vanished are left alone.
+"""
+
+from __future__ import annotations
+
+STAGE_C_ID = "stage-c-extract-v1"
+"""`card_scan_log.anonymous_id` of Stage C's named skips (unreadable, truncated, too large, missing file...)."""
+
+LOAD_FAILURES = ("empty-file", "unreadable-image", "truncated-image", "too-large")
+"""Skip reasons that count as failed image loads for the envelope's `image_failure_rate` bar."""
+
+FILE_SKIPS = ("file-missing", "content-changed")
+"""Skip reasons about the file rather than its pixels: re-ingest clears them by changing the content hash."""
