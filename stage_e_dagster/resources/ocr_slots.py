@@ -1,0 +1,220 @@
+"""OCR slots: a host-wide (or fleet-wide) cap on concurrent OCR workers, held as Postgres session advisory locks.
+
+Oversubscribed OCR is slower than sequential OCR and overloads the host, so a worker takes a slot before it
+starts and refuses to start without one. Each acquisition opens its own autocommit psycopg2 connection, never a
+pooled one (a pool may close or reuse it and silently drop the lock), and takes locks with `pg_try_advisory_lock`.
+The server releases them when that session ends, so a slot lives exactly as long as the worker process that
+holds it: `kill -9` frees it in milliseconds with no cleanup code, and an orphaned worker still counts while it
+runs. The lock connection runs no query while it holds slots (a session inside a query is not ended by its
+client's death until the query finishes). TCP keepalives on both ends end the session of a vanished host within
+about 25 s. When the database cannot be reached acquisition yields no slots: the cap fails closed.
+
+Key layout: see `stage_e_dagster.db.slot_holders`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import psycopg2
+import psycopg2.extensions
+from dagster import ConfigurableResource
+from pydantic import Field, PrivateAttr
+
+from stage_e_dagster.db.slot_holders import MAX_SLOTS, Scope, host_key, slot_key
+from stage_e_dagster.db.urls import libpq_dsn, redact
+
+logger = logging.getLogger(__name__)
+
+APPLICATION_PREFIX = "stage-e-ocr"
+MAX_APPLICATION_NAME = 63  # NAMEDATALEN - 1: the server truncates anything longer
+POLL_SECONDS = 0.1  # mean pause between tries while waiting; each pause is jittered +-50%
+# Client side: libpq notices a vanished server. Server side (per-session GUCs): the backend notices a vanished
+# client host and ends the session, which is what frees its slots: 10 s idle + 3 probes x 5 s = about 25 s.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+SERVER_OPTIONS = (
+    "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3"
+    " -c idle_session_timeout=0 -c idle_in_transaction_session_timeout=0"
+)
+MACHINE_ID_FILES = (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id"))
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on, minus one left for Postgres, Dagster and the OS; at least 1."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, cpus - 1)
+
+
+@lru_cache(maxsize=1)
+def default_host_id() -> str:
+    """A stable id for this host: the systemd/dbus machine id when there is one, else the hostname."""
+    for path in MACHINE_ID_FILES:
+        try:
+            value = path.read_text().strip()
+        except OSError:
+            continue
+        if value:
+            return value
+    return socket.gethostname()
+
+
+class OcrSlots(ConfigurableResource):
+    """The OCR slot cap: `with slots.acquire() as held:` and do OCR only when `held` is non-empty.
+
+    Usable from plain Python (`OcrSlots(database_url=...)`) and as a Dagster resource (`database_url` from an
+    `EnvVar`). Every process doing OCR acquires its own slot; never pass a held slot to another process.
+    """
+
+    database_url: str = Field(description="Postgres URL of the application database; all workers must share it.")
+    max_slots: int | None = Field(
+        default=None, description="How many OCR workers may run at once per scope; default usable cores (CPUs - 1)."
+    )
+    scope: Scope = Field(default="host", description="`host`: slots per host; `global`: one set for the fleet.")
+    wait_seconds: float = Field(
+        default=0.0, description="0: try once and never block; above 0: poll with jitter up to this long."
+    )
+    host_id: str | None = Field(
+        default=None, description="Override the host identity (default: machine id, else hostname)."
+    )
+    connect_timeout_seconds: int = Field(default=5, description="Give up opening the lock connection after this.")
+
+    _clamp_warned: bool = PrivateAttr(default=False)
+
+    @property
+    def slot_count(self) -> int:
+        """The effective cap: `max_slots` (default usable cores) clamped into 1..256, warning once when clamped."""
+        wanted = usable_cores() if self.max_slots is None else self.max_slots
+        clamped = min(max(wanted, 1), MAX_SLOTS)
+        if clamped != wanted and not self._clamp_warned:
+            logger.warning("OCR max_slots=%d is outside 1..%d; using %d", wanted, MAX_SLOTS, clamped)
+            self._clamp_warned = True
+        return clamped
+
+    @property
+    def host_key(self) -> int | None:
+        """The 22-bit host hash in this resource's lock keys, or None in global scope."""
+        return host_key(self.host_id or default_host_id()) if self.scope == "host" else None
+
+    def lock_key(self, slot: int) -> tuple[int, int]:
+        """The `(key1, key2)` advisory-lock key of slot index `slot` in this resource's scope."""
+        return slot_key(slot, self.host_key)
+
+    @contextmanager
+    def acquire(self, wanted: int = 1, holder: str | None = None) -> Iterator[list[int]]:
+        """Hold up to `wanted` slots for the body; yields their indexes, or [] when none is free or on error.
+
+        `holder` names the worker in `application_name` (pass the Dagster run id; default: this pid). Slots are
+        unlocked and the connection closed when the body ends, whether or not it raised.
+        """
+        if wanted < 1:
+            raise ValueError(f"wanted must be at least 1, got {wanted}")
+        count = self.slot_count
+        keys = [self.lock_key(slot) for slot in range(count)]
+        conn = self._connect(holder)
+        if conn is None:
+            yield []
+            return
+        held: list[int] = []
+        try:
+            try:
+                self._take(conn, keys, wanted, held)
+            except psycopg2.Error as err:
+                logger.warning("OCR slots unavailable: taking a slot failed (%s); running nothing", _first_line(err))
+                self._release(conn, keys, held)
+            if not held:
+                logger.debug("no OCR slot free (%d in %s scope)", count, self.scope)
+            yield list(held)
+        finally:
+            try:
+                self._release(conn, keys, held)
+            finally:
+                conn.close()
+
+    # -- steps -------------------------------------------------------------------------------------------------
+    def _connect(self, holder: str | None) -> psycopg2.extensions.connection | None:
+        """A fresh autocommit lock connection, or None (logged, password never shown) when it cannot be opened."""
+        try:
+            params: dict[str, Any] = psycopg2.extensions.parse_dsn(libpq_dsn(self.database_url))
+        except Exception:  # noqa: BLE001 - the message may echo the URL and its password
+            logger.warning("OCR slots unavailable: database_url is not a valid Postgres URL; running nothing")
+            return None
+        password = params.get("password")
+        name = " ".join(part for part in (APPLICATION_PREFIX, holder, f"pid={os.getpid()}") if part)
+        params.update(KEEPALIVES)
+        params["options"] = f"{params.get('options', '')} {SERVER_OPTIONS}".strip()
+        params["application_name"] = name[:MAX_APPLICATION_NAME]
+        params["connect_timeout"] = max(2, self.connect_timeout_seconds)
+        try:
+            conn = psycopg2.connect(**params)
+            conn.autocommit = True
+        except psycopg2.Error as err:
+            reason = _first_line(err)
+            if password:
+                reason = reason.replace(str(password), "***")
+            logger.warning(
+                "OCR slots unavailable: cannot connect to %s (%s); running nothing", _safe_redact(self.database_url),
+                reason,
+            )
+            return None
+        return conn
+
+    def _take(
+        self, conn: psycopg2.extensions.connection, keys: list[tuple[int, int]], wanted: int, held: list[int]
+    ) -> None:
+        """Try slots in index order until `wanted` are held; poll with jitter until one frees if waiting is on."""
+        deadline = time.monotonic() + max(0.0, self.wait_seconds)
+        with conn.cursor() as cur:
+            while True:
+                for slot, key in enumerate(keys):
+                    if len(held) >= wanted:
+                        return
+                    cur.execute("SELECT pg_try_advisory_lock(%s, %s)", key)
+                    row = cur.fetchone()
+                    if row is not None and row[0]:
+                        held.append(slot)
+                remaining = deadline - time.monotonic()
+                if held or remaining <= 0:
+                    return
+                time.sleep(min(remaining, POLL_SECONDS * random.uniform(0.5, 1.5)))
+
+    def _release(self, conn: psycopg2.extensions.connection, keys: list[tuple[int, int]], held: list[int]) -> None:
+        """Unlock every held slot (emptying `held`); a slot reported not held, or a lost connection, is logged."""
+        try:
+            with conn.cursor() as cur:
+                while held:
+                    slot = held[0]
+                    cur.execute("SELECT pg_advisory_unlock(%s, %s)", keys[slot])
+                    row = cur.fetchone()
+                    if row is None or not row[0]:
+                        logger.warning("OCR slot %d was not held at release (key %s)", slot, keys[slot])
+                    held.pop(0)
+        except psycopg2.Error as err:
+            logger.warning(
+                "lost the OCR slot connection while holding slots %s (%s); the server freed them when it ended",
+                held, _first_line(err),
+            )
+            held.clear()
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _safe_redact(url: str) -> str:
+    try:
+        return redact(url)
+    except Exception:  # noqa: BLE001 - never echo an unparseable URL
+        return "<database_url>"
