@@ -111,6 +111,14 @@ class OcrSlots(ConfigurableResource):
         """The `(key1, key2)` advisory-lock key of slot index `slot` in this resource's scope."""
         return slot_key(slot, self.host_key)
 
+    def worker_config(self) -> dict[str, Any]:
+        """This resource's resolved settings, for rebuilding it inside a worker process."""
+        return {
+            "database_url": self.database_url, "max_slots": self.max_slots, "scope": self.scope,
+            "wait_seconds": self.wait_seconds, "host_id": self.host_id,
+            "connect_timeout_seconds": self.connect_timeout_seconds,
+        }
+
     @contextmanager
     def acquire(self, wanted: int = 1, holder: str | None = None) -> Iterator[list[int]]:
         """Hold up to `wanted` slots for the body; yields their indexes, or [] when none is free or on error.

@@ -1,0 +1,96 @@
+"""Stage C storage: what a batch's cards need, evidence upserts with carry-forward, and named skips."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import insert
+
+from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.models import CardScanLog, Expansion, ImageEvidence
+from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
+from stage_e_dagster.domain.stage_c import CardWork, evidence_columns
+from stage_e_dagster.domain.work import STAGE_C_ID
+
+_BATCH_SQL = text(
+    """
+    SELECT c.id, s.location, c.identifier, c.content_sha256, c.missing_since IS NOT NULL AS missing,
+           e.extractor_versions,
+           EXISTS (SELECT 1 FROM card_scan_log l
+                   WHERE l.card_id = c.id AND l.anonymous_id = :stage_c AND l.evidence_key = c.content_sha256)
+             AS skipped_before
+    FROM card c
+    JOIN source s ON s.id = c.source_id
+    LEFT JOIN image_evidence e ON e.card_id = c.id AND e.content_sha256 = c.content_sha256
+    WHERE c.id = ANY(:ids)
+    ORDER BY c.id
+    """
+)
+
+
+def load_batch(url: str, card_ids: Sequence[int]) -> list[CardWork]:
+    """The batch's cards with what is stored for their current bytes; unknown ids are simply absent."""
+    with get_engine(url).connect() as conn:
+        rows = conn.execute(_BATCH_SQL, {"ids": list(card_ids), "stage_c": STAGE_C_ID}).all()
+    return [
+        CardWork(
+            card_id=row.id,
+            path=str(Path(row.location) / row.identifier),
+            content_sha256=row.content_sha256,
+            stored_versions=row.extractor_versions,
+            skipped_before=row.skipped_before,
+            missing=row.missing,
+        )
+        for row in rows
+    ]
+
+
+def known_set_codes(url: str) -> list[str]:
+    with get_engine(url).connect() as conn:
+        return list(conn.execute(select(Expansion.code).order_by(Expansion.code)).scalars())
+
+
+def save_evidence(url: str, card_id: int, content_sha256: str, evidence: Evidence, run_id: str | None) -> None:
+    """Upsert evidence for (card, bytes): computed columns overwrite, extractor versions merge."""
+    computed = set(evidence.extractor_versions)
+    columns = evidence_columns(evidence, computed)
+    stmt = insert(ImageEvidence).values(
+        card_id=card_id, content_sha256=content_sha256, extractor_versions=evidence.extractor_versions,
+        run_id=run_id, **columns,
+    )
+    stmt = stmt.on_conflict_do_update(
+        constraint="uq_image_evidence_card_sha",
+        set_={
+            **{name: stmt.excluded[name] for name in columns},
+            "extractor_versions": ImageEvidence.extractor_versions.op("||")(stmt.excluded.extractor_versions),
+            "run_id": stmt.excluded.run_id,
+            "updated_at": func.now(),
+        },
+    )
+    with get_engine(url).begin() as conn:
+        conn.execute(stmt)
+
+
+def log_skip(url: str, card_id: int, content_sha256: str, skip: EvidenceSkip, run_id: str | None) -> bool:
+    """Record a named Stage C skip for these bytes, once: False when the same skip is already logged."""
+    detail: dict[str, Any] = {k: v if isinstance(v, int | float | str | bool) or v is None else str(v)
+                              for k, v in skip.detail.items()}
+    with get_engine(url).begin() as conn:
+        exists = conn.execute(
+            select(CardScanLog.id).where(
+                CardScanLog.card_id == card_id, CardScanLog.anonymous_id == STAGE_C_ID,
+                CardScanLog.evidence_key == content_sha256, CardScanLog.skip_reason == skip.reason,
+            ).limit(1)
+        ).first()
+        if exists:
+            return False
+        conn.execute(
+            insert(CardScanLog).values(
+                card_id=card_id, anonymous_id=STAGE_C_ID, skip_reason=skip.reason, evidence_key=content_sha256,
+                run_id=run_id, detail=detail,
+            )
+        )
+    return True

@@ -1,0 +1,86 @@
+"""Stage C planning: which extractors each card needs, given what is stored and the current versions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
+from stage_e_dagster.domain.evidence.model import Evidence
+
+EXTRACTOR_FIELDS: dict[str, tuple[str, ...]] = {
+    "geometry": ("width", "height", "aspect_ratio", "bleed_class", "border_color"),
+    "collector": ("collector_raw", "collector_number", "set_code_raw", "set_code", "language"),
+    "legal": ("legal_raw", "copyright_year", "proxy_marker"),
+    "hashes": ("art_phash", "symbol_phash"),
+    "quality": ("truncated", "blur_variance", "entropy"),
+}
+"""The `image_evidence` columns each extractor writes; carry-forward rewrites only a stale extractor's columns."""
+
+
+@dataclass(frozen=True)
+class CardWork:
+    """One card of a batch as Stage C sees it."""
+
+    card_id: int
+    path: str
+    content_sha256: str
+    stored_versions: dict[str, str] | None  # versions of the evidence stored for these bytes, if any
+    skipped_before: bool  # Stage C already logged a skip for these exact bytes
+    missing: bool  # ingest saw the file vanish
+
+
+def extractors_needed(work: CardWork, force: bool) -> frozenset[str] | None:
+    """The extractors to run for a card: None when nothing is to be done, else a non-empty set."""
+    if work.missing:
+        return None
+    if force:
+        return frozenset(EXTRACTOR_VERSIONS)
+    if work.stored_versions is None:
+        return None if work.skipped_before else frozenset(EXTRACTOR_VERSIONS)
+    stale = {name for name, version in EXTRACTOR_VERSIONS.items() if work.stored_versions.get(name) != version}
+    return frozenset(stale) or None
+
+
+def evidence_columns(evidence: Evidence, extractors: frozenset[str] | set[str]) -> dict[str, Any]:
+    """The columns computed by `extractors`, ready to write."""
+    return {name: getattr(evidence, name) for ext in sorted(extractors) for name in EXTRACTOR_FIELDS[ext]}
+
+
+@dataclass
+class StageCCounters:
+    """What Stage C did with a batch; becomes asset metadata and the ledger's `stage_c` counters."""
+
+    cards_in: int = 0
+    extracted: int = 0
+    carried_forward: int = 0
+    current: int = 0
+    missing: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    not_processed: int = 0
+    slots_held: int = 0
+    workers: int = 0
+    elapsed_seconds: float = 0.0
+    throttled: bool = False
+
+    @property
+    def cards_per_second(self) -> float:
+        done = self.extracted + sum(self.skipped.values())
+        return round(done / self.elapsed_seconds, 2) if self.elapsed_seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "cards_in": self.cards_in,
+            "extracted": self.extracted,
+            "carried_forward": self.carried_forward,
+            "current": self.current,
+            "missing": self.missing,
+            "skipped": dict(sorted(self.skipped.items())),
+            "not_processed": self.not_processed,
+            "slots_held": self.slots_held,
+            "workers": self.workers,
+            "elapsed_seconds": round(self.elapsed_seconds, 3),
+            "cards_per_second": self.cards_per_second,
+            "throttled": self.throttled,
+        }

@@ -1,0 +1,25 @@
+"""How Stage C runs OCR: which engine, how many worker processes, and how long to back off when throttled."""
+
+from __future__ import annotations
+
+import random
+
+from dagster import ConfigurableResource
+from pydantic import Field
+
+from stage_e_dagster.domain.evidence.ocr import ENGINE_NAMES
+
+
+class OcrSettings(ConfigurableResource):
+    """Stage C's OCR settings. Workers beyond the free OCR slots exit at once, so `workers` is an upper bound."""
+
+    engine: str = Field(default="tesserocr", description=f"One of {', '.join(ENGINE_NAMES)}.")
+    workers: int | None = Field(default=None, description="Worker processes per batch; default: the slot cap.")
+    throttle_retries: int = Field(default=4, description="Step retries while no OCR slot is free.")
+    throttle_backoff_seconds: float = Field(default=10.0, description="First retry delay; doubles per attempt.")
+
+    def backoff(self, attempt: int, rng: random.Random | None = None) -> int:
+        """Jittered exponential backoff (whole seconds, at least 1) before throttle retry number `attempt`."""
+        base = self.throttle_backoff_seconds * (2 ** max(0, attempt))
+        jitter = (rng or random).uniform(0.5, 1.5)
+        return max(1, round(min(base, 600.0) * jitter))

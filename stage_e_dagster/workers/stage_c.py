@@ -1,0 +1,63 @@
+"""Stage C for one batch without Dagster: plan, extract on slot-holding workers, store, count."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from stage_e_dagster.db import evidence_store
+from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
+from stage_e_dagster.domain.evidence.model import EvidenceSkip
+from stage_e_dagster.domain.stage_c import StageCCounters, extractors_needed
+from stage_e_dagster.workers.ocr_pool import PoolSettings, Task, TaskResult, run_pool
+
+
+def run_stage_c(
+    url: str,
+    card_ids: Sequence[int],
+    run_id: str | None,
+    settings: PoolSettings,
+    *,
+    force: bool = False,
+    on_tick: Callable[[list[int]], None] = lambda pids: None,
+    log: Callable[[str], None] = lambda message: None,
+) -> StageCCounters:
+    """Extract evidence for the batch's cards that need it. Each result is stored as it arrives (one small
+    transaction per card), so a crash loses only the cards in flight."""
+    started = time.perf_counter()
+    counters = StageCCounters(cards_in=len(card_ids))
+    tasks: list[Task] = []
+    for work in evidence_store.load_batch(url, card_ids):
+        needed = extractors_needed(work, force)
+        if work.missing:
+            counters.missing += 1
+        elif needed is None:
+            counters.current += 1
+        else:
+            tasks.append(Task(work.card_id, work.path, work.content_sha256, needed))
+    if not tasks:
+        counters.elapsed_seconds = time.perf_counter() - started
+        return counters
+
+    def store(result: TaskResult) -> None:
+        if isinstance(result.outcome, EvidenceSkip):
+            counters.skipped[result.outcome.reason] += 1
+            evidence_store.log_skip(url, result.card_id, result.content_sha256, result.outcome, run_id)
+            return
+        evidence_store.save_evidence(url, result.card_id, result.content_sha256, result.outcome, run_id)
+        full = len(result.outcome.extractor_versions) == len(EXTRACTOR_VERSIONS)
+        counters.extracted += 1
+        counters.carried_forward += 0 if full else 1
+
+    known = evidence_store.known_set_codes(url)
+    outcome = run_pool(tasks, settings, known, on_result=store, on_tick=on_tick)
+    for error in outcome.errors:
+        log(error)
+    counters.workers = outcome.workers_started
+    counters.slots_held = len(outcome.slots_held)
+    counters.throttled = outcome.throttled
+    counters.not_processed = len(outcome.unprocessed)
+    counters.elapsed_seconds = time.perf_counter() - started
+    if outcome.throttled and outcome.errors:
+        raise RuntimeError("; ".join(outcome.errors))
+    return counters
