@@ -1,8 +1,7 @@
 """Renders a catalogue printing as a realistic proxy-card scan, every element inside its `layout` box.
 
 Art is seeded by the card *name* only (reprints share it pixel for pixel), the set symbol by the set code, and
-`seed` only varies incidental things (the info text tint). Text uses Pillow's bundled scalable font; the
-characters it lacks (bullet, star, em dash) are drawn as shapes.
+`seed` only varies incidental things (the info text tint). Text is drawn by `demo.text`.
 """
 
 from __future__ import annotations
@@ -12,20 +11,18 @@ import io
 import math
 import random
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
+from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
 from stage_e_dagster.demo.art import card_art
 from stage_e_dagster.demo.catalog import set_printed_total
 from stage_e_dagster.demo.symbols import symbol_mask
+from stage_e_dagster.demo.text import DIGIT_HEIGHT, draw_text, fit_font, get_font, text_width, wrap
 from stage_e_dagster.domain import layout
 
 RGB = tuple[int, int, int]
-Font = ImageFont.FreeTypeFont
-_DIGIT_HEIGHT = 0.72  # cap/digit height of the bundled font as a fraction of its size
 COLLECTOR_TEXT_HEIGHT = 0.026  # collector-line digit height, fraction of the trim height
 _BORDERS: dict[str, RGB] = {
     "black": (17, 17, 19), "white": (241, 239, 233), "silver": (178, 180, 186), "gold": (203, 169, 84),
@@ -135,68 +132,6 @@ def legal_text(card: dict[str, Any]) -> str:
     return f"™ & © {year} Wizards of the Coast"
 
 
-@lru_cache(maxsize=256)
-def _font(size: int) -> Font:
-    font = ImageFont.load_default(size=max(6, size))
-    assert isinstance(font, ImageFont.FreeTypeFont)
-    return font
-
-
-def _piece_width(text: str, font: Font) -> float:
-    if text in ("•", "★"):
-        return font.size * (0.45 if text == "•" else 0.78)
-    if text == "—":
-        return font.size * 0.9
-    return font.getlength(text)
-
-
-def _pieces(text: str) -> list[str]:
-    out: list[str] = []
-    for ch in text:
-        if ch in "•★—" or not out or out[-1] in ("•", "★", "—"):
-            out.append(ch)
-        else:
-            out[-1] += ch
-    return out
-
-
-def text_width(text: str, font: Font) -> float:
-    """Width of `text` as `draw_text` renders it."""
-    return sum(_piece_width(p, font) for p in _pieces(text))
-
-
-def draw_text(draw: ImageDraw.ImageDraw, x: float, baseline: float, text: str, font: Font, fill: RGB) -> None:
-    """Draw `text` with its baseline at `baseline`, drawing the bullet, star and em dash as shapes."""
-    cap = font.size * _DIGIT_HEIGHT
-    for piece in _pieces(text):
-        width = _piece_width(piece, font)
-        mid_x, mid_y = x + width / 2, baseline - cap / 2
-        if piece == "•":
-            r = font.size * 0.09
-            draw.ellipse((mid_x - r, mid_y - r, mid_x + r, mid_y + r), fill=fill)
-        elif piece == "★":
-            r, pts = cap * 0.55, []
-            for k in range(10):
-                rad, ang = (r if k % 2 == 0 else r * 0.42), -math.pi / 2 + math.pi * k / 5
-                pts.append((mid_x + rad * math.cos(ang), mid_y + rad * math.sin(ang)))
-            draw.polygon(pts, fill=fill)
-        elif piece == "—":
-            draw.rectangle((x + width * 0.08, mid_y - font.size * 0.03, x + width * 0.92, mid_y + font.size * 0.03),
-                           fill=fill)
-        else:
-            draw.text((x, baseline), piece, font=font, fill=fill, anchor="ls")
-        x += width
-
-
-def _fit_font(text: str, height_px: float, max_width: float) -> Font:
-    size = int(height_px / _DIGIT_HEIGHT)
-    font = _font(size)
-    while size > 6 and text_width(text, font) > max_width:
-        size -= 1
-        font = _font(size)
-    return font
-
-
 def _identity(card: dict[str, Any]) -> str:
     cost = card.get("mana_cost") or (card.get("card_faces") or [{}])[0].get("mana_cost", "")
     colours = sorted({c for c in "WUBRG" if f"{{{c}}}" in cost})
@@ -215,26 +150,16 @@ def _rules(card: dict[str, Any]) -> list[str]:
     return [a.replace("{n}", name) for a in rng.sample(_ABILITIES, rng.randint(1, 3))]
 
 
-def _wrap(text: str, font: Font, width: float) -> list[str]:
-    lines: list[str] = []
-    for word in text.split():
-        if lines and text_width(f"{lines[-1]} {word}", font) <= width:
-            lines[-1] = f"{lines[-1]} {word}"
-        else:
-            lines.append(word)
-    return lines
-
-
 def _mana(draw: ImageDraw.ImageDraw, cost: str, right: float, mid_y: float, size: float) -> None:
     symbols = [s for s in cost.replace("}", "").split("{") if s][::-1]
-    font = _font(int(size * 0.85))
+    small = get_font(int(size * 0.85))
     for k, sym in enumerate(symbols):
         cx = right - size * (0.5 + 1.08 * k)
         fill = _shade(_FRAMES.get(sym, (200, 196, 190)), 1.15 if sym in _FRAMES else 1.0)
         draw.ellipse((cx - size / 2, mid_y - size / 2, cx + size / 2, mid_y + size / 2), fill=fill,
                      outline=(20, 20, 20), width=max(1, round(size * 0.06)))
         if sym not in "WUBRG":
-            draw.text((cx, mid_y), sym, font=font, fill=(20, 20, 20), anchor="mm")
+            draw.text((cx, mid_y), sym, font=small, fill=(20, 20, 20), anchor="mm")
 
 
 def render_scan(
@@ -293,13 +218,13 @@ def render_scan(
         text_x += 2.6 * r
     cost = card.get("mana_cost") or (card.get("card_faces") or [{}])[0].get("mana_cost", "")
     mana_width = th * 0.034 * 1.08 * cost.count("{") + th * 0.02
-    name_font = _fit_font(front_name(card), th * 0.03, name_box[2] - mana_width - text_x)
-    draw_text(draw, text_x, mid_y + name_font.size * _DIGIT_HEIGHT / 2, front_name(card), name_font, ink)
+    name_font = fit_font(front_name(card), th * 0.03, name_box[2] - mana_width - text_x)
+    draw_text(draw, text_x, mid_y + name_font.size * DIGIT_HEIGHT / 2, front_name(card), name_font, ink)
     _mana(draw, cost, name_box[2] - th * 0.01, mid_y, th * 0.034)
     # Type line with the set symbol inside SET_SYMBOL.
     type_box = box(layout.TYPE_LINE)
     draw.rounded_rectangle(type_box, radius=radius, fill=plate, outline=_shade(frame, 0.5), width=stroke)
-    type_font = _fit_font(str(card.get("type_line", "Creature")), th * 0.022,
+    type_font = fit_font(str(card.get("type_line", "Creature")), th * 0.022,
                           box((0.08, 0, 0.80, 1))[2] - box((0.08, 0, 0.80, 1))[0])
     type_mid = (type_box[1] + type_box[3]) / 2
     draw_text(draw, type_box[0] + th * 0.014, type_mid + th * 0.011, str(card.get("type_line", "Creature")),
@@ -313,11 +238,11 @@ def render_scan(
     # Text box with rules text (and a power/toughness plate for creatures).
     text_box = box(layout.TEXT_BOX)
     draw.rectangle(text_box, fill=_shade(plate, 1.12), outline=_shade(frame, 0.5), width=stroke)
-    rules_font = _font(int(th * 0.019 / _DIGIT_HEIGHT))
+    rules_font = get_font(int(th * 0.019 / DIGIT_HEIGHT))
     pad = th * 0.014
     y = text_box[1] + pad + th * 0.019
     for paragraph in _rules(card):
-        for line in _wrap(paragraph, rules_font, text_box[2] - text_box[0] - 2 * pad):
+        for line in wrap(paragraph, rules_font, text_box[2] - text_box[0] - 2 * pad):
             if y > text_box[3] - th * 0.05:
                 break
             draw_text(draw, text_box[0] + pad, y, line, rules_font, ink)
@@ -328,7 +253,7 @@ def render_scan(
         draw.rounded_rectangle(pt, radius=radius, fill=plate, outline=_shade(frame, 0.5), width=stroke)
         power = random.Random(_digest("pt", card["name"]))
         draw_text(draw, pt[0] + th * 0.016, pt[3] - th * 0.008, f"{power.randint(1, 6)}/{power.randint(1, 6)}",
-                  _font(int(th * 0.02 / _DIGIT_HEIGHT)), ink)
+                  get_font(int(th * 0.02 / DIGIT_HEIGHT)), ink)
     # Collector line, illustrator and legal line, on the border.
     if borderless or border_name == "black":
         info: RGB = (245, 245, 245) if rng.random() < 0.6 else (228, 222, 200)
@@ -337,17 +262,17 @@ def render_scan(
     cbox = box(layout.COLLECTOR_LINE)
     line1, line2 = collector_lines(card)
     digit = th * COLLECTOR_TEXT_HEIGHT
-    cfont = min((_fit_font(t, digit, cbox[2] - cbox[0]) for t in (line1, line2 or line1)), key=lambda f: f.size)
-    base1 = cbox[1] + th * 0.004 + cfont.size * _DIGIT_HEIGHT
+    cfont = min((fit_font(t, digit, cbox[2] - cbox[0]) for t in (line1, line2 or line1)), key=lambda f: f.size)
+    base1 = cbox[1] + th * 0.004 + cfont.size * DIGIT_HEIGHT
     draw_text(draw, cbox[0], base1, line1, cfont, info)
     if line2 is not None:
         draw_text(draw, cbox[0], base1 + th * 0.038, line2, cfont, info)
     for b, text in ((layout.ILLUS_LINE, f"Illus. {card.get('artist', 'Unknown')}"), (layout.LEGAL_LINE,
                                                                                       legal_text(card))):
         px = box(b)
-        font = _fit_font(text, th * 0.02, px[2] - px[0] - th * 0.004)
+        info_font = fit_font(text, th * 0.02, px[2] - px[0] - th * 0.004)
         right = px[2] - th * 0.004
-        draw_text(draw, right - text_width(text, font), px[3] - th * 0.009, text, font, info)
+        draw_text(draw, right - text_width(text, info_font), px[3] - th * 0.009, text, info_font, info)
     if degradation is not None:
         img = degradation.apply(img, seed=_digest("noise", card["id"], seed))
     return img

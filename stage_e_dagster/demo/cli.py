@@ -1,0 +1,46 @@
+"""The `demo` click group: `demo generate` writes a synthetic catalogue and card scans for the pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from stage_e_dagster.demo.generate import generate
+
+
+@click.group("demo")
+def demo() -> None:
+    """Synthetic demo data: a printing catalogue and realistic proxy-card scans."""
+
+
+@demo.command("generate")
+@click.option("--printings", type=click.IntRange(min=1), required=True, help="Catalogue size (printings).")
+@click.option("--cards", type=click.IntRange(min=0), required=True, help="How many scans to render.")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output directory."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed; the same seed writes the same data.")
+@click.option(
+    "--degraded-fraction",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.3,
+    show_default=True,
+    help="Share of scans given scanner damage (blur, noise, rotation, scale, JPEG).",
+)
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Render processes (default: CPUs, max 4).")
+def generate_command(
+    printings: int, cards: int, out_dir: Path, seed: int, degraded_fraction: float, workers: int | None
+) -> None:
+    """Write catalog.json, symbols/, scans/ and manifest.json under OUT."""
+    with click.progressbar(length=cards, label="rendering scans", show_pos=True) as bar:
+        summary = generate(
+            out_dir,
+            printings=printings,
+            cards=cards,
+            seed=seed,
+            degraded_fraction=degraded_fraction,
+            progress=bar.update,
+            workers=workers,
+        )
+    click.echo(summary.line())

@@ -1,0 +1,90 @@
+"""Text drawing for the renderer: Pillow's bundled scalable font, with the bullet, star and em dash (which the
+font lacks) drawn as shapes so collector lines like "★12/280 R" and "M20 • EN" render correctly."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from PIL import ImageDraw, ImageFont
+
+RGB = tuple[int, int, int]
+Font = ImageFont.FreeTypeFont
+DIGIT_HEIGHT = 0.72  # cap/digit height of the bundled font as a fraction of its size
+
+
+@lru_cache(maxsize=256)
+def get_font(size: int) -> Font:
+    """Pillow's bundled scalable font at `size` pixels (cached)."""
+    loaded = ImageFont.load_default(size=max(6, size))
+    assert isinstance(loaded, ImageFont.FreeTypeFont)
+    return loaded
+
+
+def _piece_width(text: str, font: Font) -> float:
+    if text in ("•", "★"):
+        return font.size * (0.45 if text == "•" else 0.78)
+    if text == "—":
+        return font.size * 0.9
+    return font.getlength(text)
+
+
+def _pieces(text: str) -> list[str]:
+    out: list[str] = []
+    for ch in text:
+        if ch in "•★—" or not out or out[-1] in ("•", "★", "—"):
+            out.append(ch)
+        else:
+            out[-1] += ch
+    return out
+
+
+def text_width(text: str, font: Font) -> float:
+    """Width of `text` as `draw_text` renders it."""
+    return sum(_piece_width(p, font) for p in _pieces(text))
+
+
+def draw_text(draw: ImageDraw.ImageDraw, x: float, baseline: float, text: str, font: Font, fill: RGB) -> None:
+    """Draw `text` with its baseline at `baseline`, drawing the bullet, star and em dash as shapes."""
+    cap = font.size * DIGIT_HEIGHT
+    for piece in _pieces(text):
+        width = _piece_width(piece, font)
+        mid_x, mid_y = x + width / 2, baseline - cap / 2
+        if piece == "•":
+            r = font.size * 0.09
+            draw.ellipse((mid_x - r, mid_y - r, mid_x + r, mid_y + r), fill=fill)
+        elif piece == "★":
+            r, pts = cap * 0.55, []
+            for k in range(10):
+                rad, ang = (r if k % 2 == 0 else r * 0.42), -math.pi / 2 + math.pi * k / 5
+                pts.append((mid_x + rad * math.cos(ang), mid_y + rad * math.sin(ang)))
+            draw.polygon(pts, fill=fill)
+        elif piece == "—":
+            draw.rectangle((x + width * 0.08, mid_y - font.size * 0.03, x + width * 0.92, mid_y + font.size * 0.03),
+                           fill=fill)
+        else:
+            draw.text((x, baseline), piece, font=font, fill=fill, anchor="ls")
+        x += width
+
+
+def fit_font(text: str, height_px: float, max_width: float) -> Font:
+    """The font whose digits are `height_px` tall, shrunk until `text` fits in `max_width`."""
+    size = int(height_px / DIGIT_HEIGHT)
+    chosen = get_font(size)
+    while size > 6 and text_width(text, chosen) > max_width:
+        size -= 1
+        chosen = get_font(size)
+    return chosen
+
+
+def wrap(text: str, font: Font, width: float) -> list[str]:
+    """`text` broken into lines no wider than `width`."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and text_width(f"{lines[-1]} {word}", font) <= width:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return lines
+
+
