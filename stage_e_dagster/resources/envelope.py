@@ -1,0 +1,129 @@
+"""The operating envelope as a Dagster resource: sample the host, and fail a passive run that is over a bar.
+
+Assets call `check(mode=...)` when they start and Stage C calls `maybe_check(mode=..., worker_pids=...)` inside
+its loop (it samples at most every `sample_interval_seconds`). A breach raises `EnvelopeTripped`, a typed
+`dagster.Failure` whose metadata is exactly `bar`, `observed` and `ceiling`; the run-failure sensor turns it into
+an `envelope_trip` row and halts the stream until an operator acknowledges it. `bulk` runs are never sampled.
+
+Signal readers are methods (`read_host_load`, `read_rss_mb`, `read_image_loads`) so tests can override them; a
+reader that cannot read its signal returns None (or leaves the pid out) and that bar is skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable
+
+import psutil
+from dagster import ConfigurableResource, Failure
+from pydantic import Field, PrivateAttr
+
+from stage_e_dagster.db.image_loads import recent_load_counts
+from stage_e_dagster.db.urls import normalise_url
+from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, enforced, evaluate_bars
+from stage_e_dagster.resources.ocr_slots import usable_cores
+
+logger = logging.getLogger(__name__)
+
+MB = 1024 * 1024
+
+
+class EnvelopeTripped(Failure):
+    """A passive run went over an envelope bar. Metadata: `bar`, `observed`, `ceiling`; never retried."""
+
+    def __init__(self, breach: Breach) -> None:
+        detail = ", ".join(f"{key}={value}" for key, value in sorted(breach.detail.items()))
+        description = breach.describe() + (f" ({detail})" if detail else "")
+        super().__init__(
+            description=description,
+            metadata={"bar": breach.bar, "observed": float(breach.observed), "ceiling": float(breach.ceiling)},
+            allow_retries=False,
+        )
+        self.breach = breach
+
+    def __reduce__(self) -> tuple[type[EnvelopeTripped], tuple[Breach]]:
+        return (type(self), (self.breach,))  # picklable across worker processes
+
+
+class Envelope(ConfigurableResource):
+    """Host-load, worker-memory and image-failure-rate bars for passive runs."""
+
+    database_url: str = Field(description="Postgres URL of the application database (image loads of all workers).")
+    host_load_ceiling: float | None = Field(
+        default=None, description="1-minute load average above this trips; default usable cores (CPUs - 1)."
+    )
+    rss_ceiling_mb: float = Field(default=1024, description="A worker's resident memory above this (MB) trips.")
+    failure_rate_ceiling: float = Field(
+        default=0.01, description="Failed share of the recent image loads above this trips."
+    )
+    failure_window: int = Field(default=500, description="How many of the newest image loads are judged.")
+    failure_min_loads: int = Field(default=50, description="Fewer loads than this are never judged.")
+    sample_interval_seconds: float = Field(
+        default=60, description="`maybe_check` samples at most this often (per process)."
+    )
+
+    _last_sampled: float | None = PrivateAttr(default=None)
+
+    # -- public API --------------------------------------------------------------------------------------------
+    def ceilings(self) -> Ceilings:
+        """The configured limits, with the host-load default resolved."""
+        load = float(usable_cores()) if self.host_load_ceiling is None else float(self.host_load_ceiling)
+        return Ceilings(host_load=load, rss_mb=float(self.rss_ceiling_mb),
+                        failure_rate=float(self.failure_rate_ceiling), failure_min_loads=int(self.failure_min_loads))
+
+    def sample(self, worker_pids: Iterable[int] = ()) -> Signals:
+        """Read every signal now: load average, RSS of this process and `worker_pids`, recent image loads."""
+        pids = {os.getpid(), *worker_pids}
+        return Signals(host_load=self.read_host_load(), rss_mb=self.read_rss_mb(pids),
+                       image_loads=self.read_image_loads())
+
+    def check(self, mode: str, worker_pids: Iterable[int] = (), now: float | None = None) -> None:
+        """Sample and raise `EnvelopeTripped` on a breach; returns without sampling for exempt (bulk) runs."""
+        if not enforced(mode):
+            return
+        self._last_sampled = time.monotonic() if now is None else now
+        breach = evaluate_bars(self.sample(worker_pids), self.ceilings())
+        if breach is not None:
+            logger.warning("%s", breach.describe())
+            raise EnvelopeTripped(breach)
+
+    def maybe_check(self, mode: str, worker_pids: Iterable[int] = (), now: float | None = None) -> bool:
+        """`check` unless this resource sampled less than `sample_interval_seconds` ago; True when it sampled.
+
+        `now` is a monotonic clock reading (default `time.monotonic()`), injectable for tests.
+        """
+        if not enforced(mode):
+            return False
+        moment = time.monotonic() if now is None else now
+        last = self._last_sampled
+        if last is not None and moment - last < self.sample_interval_seconds:
+            return False
+        self.check(mode, worker_pids, now=moment)
+        return True
+
+    # -- signal readers (None or a missing pid = unreadable, that bar is skipped) ------------------------------
+    def read_host_load(self) -> float | None:
+        try:
+            return float(os.getloadavg()[0])
+        except (OSError, AttributeError):
+            logger.warning("envelope: load average unreadable; host_load bar skipped")
+            return None
+
+    def read_rss_mb(self, pids: Iterable[int]) -> dict[int, float]:
+        readings: dict[int, float] = {}
+        for pid in pids:
+            try:
+                readings[pid] = psutil.Process(pid).memory_info().rss / MB
+            except (psutil.Error, OSError):
+                logger.debug("envelope: RSS of pid %s unreadable; skipped", pid)
+        return readings
+
+    def read_image_loads(self) -> LoadCounts | None:
+        try:
+            return recent_load_counts(normalise_url(self.database_url), self.failure_window)
+        except Exception as err:  # noqa: BLE001 - an unreadable signal skips its bar; the message may hold the URL
+            logger.warning("envelope: recent image loads unreadable (%s); image_failure_rate bar skipped",
+                           type(err).__name__)
+            return None
