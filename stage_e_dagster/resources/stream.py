@@ -1,0 +1,18 @@
+"""Operator controls for the card stream sensor and the backstop sweep: on/off, batch size, backpressure."""
+
+from __future__ import annotations
+
+from dagster import ConfigurableResource
+from pydantic import Field
+
+
+class StreamControl(ConfigurableResource):
+    """How much work the stream and the sweep may start. Both read it on every tick."""
+
+    enabled: bool = Field(default=True, description="Off: the sensor and the sweep request nothing.")
+    batch_size: int = Field(default=100, ge=1, description="Cards per micro-batch run.")
+    max_runs_per_tick: int = Field(default=4, ge=1, description="Runs one sensor tick may request.")
+    max_queued_runs: int = Field(
+        default=8, ge=1, description="No new runs while this many micro_batch runs wait to start."
+    )
+    sweep_chunk: int = Field(default=1000, ge=1, description="Cards one sweep cursor may claim per tick.")

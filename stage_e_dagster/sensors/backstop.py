@@ -1,0 +1,104 @@
+"""The backstop sweep schedule: walks the sweep cursors and requests batches for whatever the stream missed.
+
+`stage_c` finds cards without current evidence (stale bytes or stale extractor versions) and no Stage C skip for
+their bytes; `stage_d` finds cards with current evidence but no join-key outcome. Each tick claims one bounded
+chunk per cursor by compare-and-swap (so concurrent sweepers never take the same cards) and turns it into
+batches. The cron and timezone come from the environment when the definitions load.
+"""
+
+from __future__ import annotations
+
+import os
+
+from dagster import (
+    DagsterInstance,
+    DagsterInvalidDefinitionError,
+    DefaultScheduleStatus,
+    RunRequest,
+    ScheduleDefinition,
+    ScheduleEvaluationContext,
+    SkipReason,
+    schedule,
+)
+
+from stage_e_dagster.assets.batch import BatchSpec
+from stage_e_dagster.db.stream import SweepClaim, claim_sweep_range
+from stage_e_dagster.domain.batching import batch_tags, split_batches, sweep_run_key
+from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.resources.stream import StreamControl
+from stage_e_dagster.sensors.card_stream import MICRO_BATCH_JOB, backpressure_reason, halt_reason, queued_runs
+
+CRON_VAR = "STAGE_E_SWEEP_CRON"
+TIMEZONE_VAR = "STAGE_E_SWEEP_TIMEZONE"
+DEFAULT_CRON = "*/30 * * * *"
+DEFAULT_TIMEZONE = "UTC"
+TRIGGER = "backstop-sweep"
+MODE = "passive"
+TAG_CURSOR = "stage_e/sweep_cursor"
+SWEEP_ORDER = ("stage_d", "stage_c")
+"""Cheap Stage D catch-up first, then Stage C; both share the tick's room in the queue."""
+
+
+def claim_requests(claim: SweepClaim, cursor: str, batch_size: int) -> list[RunRequest]:
+    """RunRequests for one claimed range; keys are distinct per (cursor, pass, range, batch)."""
+    requests = []
+    for index, ids in enumerate(split_batches(claim.card_ids, batch_size)):
+        requests.append(
+            RunRequest(
+                run_key=sweep_run_key(cursor, claim.wrap_count, claim.start, claim.end, index),
+                run_config=BatchSpec(ids, trigger=TRIGGER, mode=MODE).run_config(),
+                tags={**batch_tags(TRIGGER, MODE, ids), TAG_CURSOR: cursor},
+            )
+        )
+    return requests
+
+
+def evaluate_sweep(instance: DagsterInstance, url: str, stream: StreamControl) -> list[RunRequest] | SkipReason:
+    """One tick: gates, then one chunk per cursor, never more runs than the queue has room for."""
+    halted = halt_reason(url, stream)
+    if halted:
+        return SkipReason(halted)
+    queued = queued_runs(instance)
+    room = stream.max_queued_runs - queued
+    if room <= 0:
+        return SkipReason(backpressure_reason(queued, stream))
+    requests: list[RunRequest] = []
+    for cursor in SWEEP_ORDER:
+        runs_left = room - len(requests)
+        if runs_left <= 0:
+            break
+        chunk = min(stream.sweep_chunk, runs_left * stream.batch_size)
+        requests.extend(claim_requests(claim_sweep_range(url, cursor, chunk), cursor, stream.batch_size))
+    if not requests:
+        return SkipReason("the sweep found no card needing work in its next ranges")
+    return requests
+
+
+def build_backstop_sweep(cron: str | None = None, timezone: str | None = None) -> ScheduleDefinition:
+    """The `backstop_sweep` schedule; cron and timezone default to `$STAGE_E_SWEEP_CRON` / `$..._TIMEZONE`."""
+    cron = cron or os.environ.get(CRON_VAR) or DEFAULT_CRON
+    timezone = timezone or os.environ.get(TIMEZONE_VAR) or DEFAULT_TIMEZONE
+    try:
+        return _define(cron, timezone)
+    except DagsterInvalidDefinitionError as err:
+        raise ValueError(f"backstop sweep: {err} (set {CRON_VAR} / {TIMEZONE_VAR})") from err
+
+
+def _define(cron: str, timezone: str) -> ScheduleDefinition:
+    @schedule(
+        name="backstop_sweep",
+        job_name=MICRO_BATCH_JOB,
+        cron_schedule=cron,
+        execution_timezone=timezone,
+        default_status=DefaultScheduleStatus.RUNNING,
+        description="Sweeps the card table for cards the stream missed and requests batches for them.",
+    )
+    def backstop_sweep(
+        context: ScheduleEvaluationContext, database: AppDatabase, stream: StreamControl
+    ) -> list[RunRequest] | SkipReason:
+        return evaluate_sweep(context.instance, database.url, stream)
+
+    return backstop_sweep
+
+
+backstop_sweep = build_backstop_sweep()

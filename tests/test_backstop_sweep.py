@@ -1,0 +1,285 @@
+"""The backstop sweep: compare-and-swap cursor claims on a real Postgres, and the schedule on a real instance."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from dagster import (
+    DagsterInstance,
+    DagsterRun,
+    DagsterRunStatus,
+    RunRequest,
+    SkipReason,
+    build_schedule_context,
+    instance_for_test,
+)
+from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
+from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+from sqlalchemy import text
+
+from stage_e_dagster.assets.batch import batch_from_run_config
+from stage_e_dagster.db import ledger, stream, trips
+from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.stream import claim_sweep_range, sweep_cursor
+from stage_e_dagster.domain.calculators import JOIN_KEY_ID
+from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
+from stage_e_dagster.domain.work import STAGE_C_ID
+from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.resources.stream import StreamControl
+from stage_e_dagster.sensors.backstop import CRON_VAR, TIMEZONE_VAR, backstop_sweep, build_backstop_sweep
+
+# The seeding helpers and instance fixtures mirror tests/test_card_stream.py (test modules cannot import each other).
+
+# --- seeding (plain SQL, the way ingest, Stage C and Stage D leave rows behind) -------------------------------
+
+
+def seed_cards(url: str, count: int) -> list[int]:
+    """Insert `count` cards of one source in one statement (so they share `updated_at`); their ids in order."""
+    with get_engine(url).begin() as conn:
+        source = conn.execute(text(
+            "INSERT INTO source (key, location) VALUES ('scans', '/scans') "
+            "ON CONFLICT (key) DO UPDATE SET location = EXCLUDED.location RETURNING id")).scalar_one()
+        ids = conn.execute(text(
+            "INSERT INTO card (source_id, identifier, name, name_normalised, content_sha256, size_bytes) "
+            "SELECT :source, 'f-' || md5(random()::text || g), 'Card', 'card', md5(random()::text || g), 10 "
+            "FROM generate_series(1, :n) g RETURNING id"), {"source": source, "n": count}).scalars().all()
+    return sorted(ids)
+
+
+def add_evidence(url: str, card_id: int, versions: dict[str, str] | None = None) -> None:
+    """Evidence for the card's current bytes (current extractor versions unless told otherwise)."""
+    with get_engine(url).begin() as conn:
+        conn.execute(text(
+            "INSERT INTO image_evidence (card_id, content_sha256, extractor_versions) "
+            "SELECT id, content_sha256, CAST(:v AS jsonb) FROM card WHERE id = :id"),
+            {"id": card_id, "v": json.dumps(EXTRACTOR_VERSIONS if versions is None else versions)})
+
+
+def add_join_key_vote(url: str, card_id: int) -> None:
+    with get_engine(url).begin() as conn:
+        conn.execute(text(
+            "INSERT INTO card_printing_tag (card_id, is_no_match, anonymous_id, source, confidence) "
+            "VALUES (:id, true, :voter, 'ocr', 0.9)"), {"id": card_id, "voter": JOIN_KEY_ID})
+
+
+def add_scan_log(url: str, card_id: int, voter: str, reason: str, for_current_bytes: bool = True) -> None:
+    with get_engine(url).begin() as conn:
+        conn.execute(text(
+            "INSERT INTO card_scan_log (card_id, anonymous_id, skip_reason, evidence_key) "
+            "SELECT id, :voter, :reason, CASE WHEN :current THEN content_sha256 ELSE 'old' END FROM card "
+            "WHERE id = :id"), {"id": card_id, "voter": voter, "reason": reason, "current": for_current_bytes})
+
+
+def reingest(url: str, card_id: int) -> None:
+    """What ingest does when a file's bytes change: a new content hash and a fresh `updated_at`."""
+    with get_engine(url).begin() as conn:
+        conn.execute(text("UPDATE card SET content_sha256 = md5(random()::text), updated_at = clock_timestamp() "
+                          "WHERE id = :id"), {"id": card_id})
+
+
+# --- Dagster side ---------------------------------------------------------------------------------------------
+
+_ORIGIN = RemoteJobOrigin(
+    repository_origin=RemoteRepositoryOrigin(
+        code_location_origin=InProcessCodeLocationOrigin(LoadableTargetOrigin(module_name="stage_e_dagster")),
+        repository_name="__repository__",
+    ),
+    job_name="micro_batch",
+)
+
+
+def add_runs(instance: DagsterInstance, status: DagsterRunStatus, count: int, job: str = "micro_batch") -> None:
+    """Put runs straight into run storage (a queued run needs a job origin, so every one gets a stand-in)."""
+    for _ in range(count):
+        instance.add_run(DagsterRun(job_name=job, run_id=str(uuid.uuid4()), status=status, remote_job_origin=_ORIGIN))
+
+
+@pytest.fixture(scope="module")
+def shared_instance() -> Iterator[DagsterInstance]:
+    with instance_for_test() as inst:
+        yield inst
+
+
+@pytest.fixture
+def instance(shared_instance: DagsterInstance) -> DagsterInstance:
+    """A real (sqlite-backed) Dagster instance with an empty run storage."""
+    shared_instance.wipe()
+    return shared_instance
+
+
+def sweep(instance, url: str, **control) -> list[RunRequest] | SkipReason:
+    resources = {"database": AppDatabase(database_url=url), "stream": StreamControl(**control)}
+    with build_schedule_context(instance=instance, resources=resources) as ctx:
+        return backstop_sweep(ctx)
+
+
+def ids_of(requests: list[RunRequest]) -> list[int]:
+    return [i for r in requests for i in batch_from_run_config(r.run_config).card_ids]
+
+
+def test_claims_walk_the_table_in_chunks_and_wrap(db_url):
+    ids = seed_cards(db_url, 25)
+    first = claim_sweep_range(db_url, "stage_c", 10)
+    assert (first.card_ids, first.start, first.end, first.wrap_count, first.wrapped) == (
+        tuple(ids[:10]), 0, ids[9], 0, False)
+    second = claim_sweep_range(db_url, "stage_c", 10)
+    assert second.card_ids == tuple(ids[10:20]) and second.start == ids[9]
+    last = claim_sweep_range(db_url, "stage_c", 10)
+    assert last.card_ids == tuple(ids[20:]) and last.wrapped and last.wrap_count == 0
+    assert sweep_cursor(db_url, "stage_c")[1] == 1  # the loser of the last race may have started pass 1
+    next_pass = claim_sweep_range(db_url, "stage_c", 10)
+    assert next_pass.card_ids == tuple(ids[:10]) and next_pass.wrap_count == 1
+
+    idle = claim_sweep_range(db_url, "stage_d", 10)  # nothing eligible at position 0: no pass is counted
+    assert idle.card_ids == () and not idle.wrapped and sweep_cursor(db_url, "stage_d") == (0, 0)
+    with pytest.raises(ValueError):
+        claim_sweep_range(db_url, "stage_x", 10)
+
+
+def test_each_cursor_takes_the_cards_its_stage_needs(db_url):
+    ids = seed_cards(db_url, 10)
+    fresh, stale_versions, stale_bytes, c_skipped, no_outcome, no_evidence_abst, voted, busy, gone, abstained = ids
+    add_evidence(db_url, stale_versions, {**EXTRACTOR_VERSIONS, "hashes": "hashes-v0"})
+    add_evidence(db_url, stale_bytes)
+    add_join_key_vote(db_url, stale_bytes)
+    reingest(db_url, stale_bytes)
+    add_scan_log(db_url, c_skipped, STAGE_C_ID, "truncated-image")
+    add_evidence(db_url, no_outcome)
+    add_evidence(db_url, no_evidence_abst)
+    add_scan_log(db_url, no_evidence_abst, JOIN_KEY_ID, "no-evidence")
+    add_evidence(db_url, voted)
+    add_join_key_vote(db_url, voted)
+    ledger.open_batch(db_url, "run-busy", "card-event", "passive", [busy])
+    with get_engine(db_url).begin() as conn:
+        conn.execute(text("UPDATE card SET missing_since = now() WHERE id = :id"), {"id": gone})
+    add_evidence(db_url, abstained)
+    add_scan_log(db_url, abstained, JOIN_KEY_ID, "no-set-code")
+    assert claim_sweep_range(db_url, "stage_c", 100).card_ids == (fresh, stale_versions, stale_bytes)
+    assert claim_sweep_range(db_url, "stage_d", 100).card_ids == (no_outcome, no_evidence_abst)
+
+
+def test_a_lost_race_rereads_and_claims_the_next_range(db_url, monkeypatch):
+    ids = seed_cards(db_url, 30)
+    original = stream.eligible_after
+    rival: list = []
+
+    def racing(url, name, position, limit):
+        found = original(url, name, position, limit)
+        if not rival:  # another sweeper commits its claim between our read and our compare-and-swap
+            rival.append(None)
+            rival[0] = claim_sweep_range(url, name, limit)
+        return found
+
+    monkeypatch.setattr(stream, "eligible_after", racing)
+    mine = claim_sweep_range(db_url, "stage_c", 10)
+    assert rival[0].card_ids == tuple(ids[:10])
+    assert mine.card_ids == tuple(ids[10:20]) and mine.start == ids[9]
+
+    rival.clear()
+    gave_up = claim_sweep_range(db_url, "stage_c", 10, attempts=1)
+    assert gave_up.card_ids == () and not gave_up.wrapped
+    assert rival[0].card_ids == tuple(ids[20:]) and not rival[0].wrapped  # exactly a chunk: the end is next
+    assert sweep_cursor(db_url, "stage_c") == (ids[29], 0)
+
+
+def test_two_concurrent_sweepers_claim_disjoint_ranges_covering_every_card(db_url):
+    ids = seed_cards(db_url, 300)
+    get_engine(db_url)  # migrate once before the race
+    claims: list[list] = [[], []]
+    start = threading.Barrier(2)
+
+    def sweeper(mine: list) -> None:
+        start.wait()
+        for _ in range(500):
+            claim = claim_sweep_range(db_url, "stage_c", 7)
+            if claim.wrap_count > 0:  # the other sweeper finished the pass
+                return
+            if claim.card_ids or claim.wrapped:
+                mine.append(claim)
+            if claim.wrapped:
+                return
+
+    threads = [threading.Thread(target=sweeper, args=(mine,)) for mine in claims]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    taken = [i for mine in claims for c in mine for i in c.card_ids]
+    assert sorted(taken) == ids and len(taken) == len(set(taken))
+    ranges = sorted((c.start, c.end) for mine in claims for c in mine)
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(ranges, ranges[1:], strict=False))
+    assert sum(c.wrapped for mine in claims for c in mine) == 1
+    assert sweep_cursor(db_url, "stage_c")[1] == 1  # the loser of the last race may have started pass 1
+
+
+def test_schedule_requests_batches_with_distinct_keys_across_ticks_and_passes(db_url, instance):
+    ids = seed_cards(db_url, 250)
+    for card in ids[:5]:
+        add_evidence(db_url, card)  # these five need only Stage D
+    first = sweep(instance, db_url, batch_size=50, sweep_chunk=200)
+    assert ids_of(first) == ids[:5] + ids[5:205]
+    assert [len(batch_from_run_config(r.run_config).card_ids) for r in first] == [5, 50, 50, 50, 50]
+    for request in first:
+        assert request.tags["stage_e/trigger"] == "backstop-sweep"
+        assert batch_from_run_config(request.run_config).trigger == "backstop-sweep"
+    assert [r.tags["stage_e/sweep_cursor"] for r in first] == ["stage_d"] + ["stage_c"] * 4
+
+    # stage_d covered its five cards and wrapped in tick 1, so tick 2 starts its next pass; stage_c finishes its
+    # first pass with the rest of the table
+    second = sweep(instance, db_url, batch_size=50, sweep_chunk=200)
+    assert ids_of(second) == ids[:5] + ids[205:]
+    assert sweep_cursor(db_url, "stage_c") == (0, 1) and sweep_cursor(db_url, "stage_d") == (0, 2)
+    third = sweep(instance, db_url, batch_size=50, sweep_chunk=200)  # nobody processed anything: next pass
+    assert ids_of(third)[:5] == ids[:5]
+    keys = [r.run_key for tick in (first, second, third) for r in tick]
+    assert len(keys) == len(set(keys))
+
+
+def test_schedule_is_gated_like_the_stream(db_url, instance):
+    ids = seed_cards(db_url, 100)
+    trip_id = trips.record_trip(db_url, "run-y", "rss", 2048.0, 1024.0)
+    halted = sweep(instance, db_url)
+    assert isinstance(halted, SkipReason) and trip_id in halted.skip_message
+    assert sweep_cursor(db_url, "stage_c") == (0, 0)  # a halted sweep claims nothing
+    trips.acknowledge(db_url, trip_id, "restarted the worker")
+
+    disabled = sweep(instance, db_url, enabled=False)
+    assert isinstance(disabled, SkipReason) and "disabled" in disabled.skip_message
+
+    add_runs(instance, DagsterRunStatus.QUEUED, 6)
+    capped = sweep(instance, db_url, batch_size=10)
+    assert len(capped) == 2 and ids_of(capped) == ids[:20]
+    assert sweep_cursor(db_url, "stage_c") == (ids[19], 0)  # only what was requested is consumed
+    add_runs(instance, DagsterRunStatus.QUEUED, 2)
+    full = sweep(instance, db_url, batch_size=10)
+    assert isinstance(full, SkipReason) and "backpressure" in full.skip_message
+
+
+def test_schedule_skips_when_nothing_needs_work(db_url, instance):
+    card = seed_cards(db_url, 1)[0]
+    add_evidence(db_url, card)
+    add_join_key_vote(db_url, card)
+    assert isinstance(sweep(instance, db_url), SkipReason)
+
+
+def test_cron_and_timezone_come_from_the_environment(monkeypatch):
+    monkeypatch.delenv(CRON_VAR, raising=False)
+    monkeypatch.delenv(TIMEZONE_VAR, raising=False)
+    default = build_backstop_sweep()
+    assert (default.cron_schedule, default.execution_timezone) == ("*/30 * * * *", "UTC")
+    monkeypatch.setenv(CRON_VAR, "0 * * * *")
+    monkeypatch.setenv(TIMEZONE_VAR, "Europe/Berlin")
+    built = build_backstop_sweep()
+    assert (built.name, built.cron_schedule, built.execution_timezone) == (
+        "backstop_sweep", "0 * * * *", "Europe/Berlin")
+    assert build_backstop_sweep(cron="*/5 * * * *", timezone="UTC").cron_schedule == "*/5 * * * *"
+    monkeypatch.setenv(TIMEZONE_VAR, "Mars/Olympus")
+    with pytest.raises(ValueError, match=TIMEZONE_VAR):
+        build_backstop_sweep()
+    monkeypatch.setenv(CRON_VAR, "every half hour")
+    with pytest.raises(ValueError, match="cron"):
+        build_backstop_sweep(timezone="UTC")

@@ -1,0 +1,272 @@
+"""The card stream sensor against a real Postgres and a real Dagster instance, driven tick by tick."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from dagster import (
+    DagsterInstance,
+    DagsterRun,
+    DagsterRunStatus,
+    DefaultSensorStatus,
+    Definitions,
+    RunRequest,
+    SensorResult,
+    SkipReason,
+    build_sensor_context,
+    instance_for_test,
+    job,
+    op,
+)
+from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
+from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+from sqlalchemy import text
+
+from stage_e_dagster.assets.batch import batch_from_run_config
+from stage_e_dagster.db import ledger, trips
+from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.domain.calculators import JOIN_KEY_ID
+from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
+from stage_e_dagster.domain.work import STAGE_C_ID
+from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.resources.stream import StreamControl
+from stage_e_dagster.sensors.backstop import backstop_sweep
+from stage_e_dagster.sensors.card_stream import card_stream, parse_cursor
+
+# --- seeding (plain SQL, the way ingest, Stage C and Stage D leave rows behind) -------------------------------
+
+
+def seed_cards(url: str, count: int) -> list[int]:
+    """Insert `count` cards of one source in one statement (so they share `updated_at`); their ids in order."""
+    with get_engine(url).begin() as conn:
+        source = conn.execute(text(
+            "INSERT INTO source (key, location) VALUES ('scans', '/scans') "
+            "ON CONFLICT (key) DO UPDATE SET location = EXCLUDED.location RETURNING id")).scalar_one()
+        ids = conn.execute(text(
+            "INSERT INTO card (source_id, identifier, name, name_normalised, content_sha256, size_bytes) "
+            "SELECT :source, 'f-' || md5(random()::text || g), 'Card', 'card', md5(random()::text || g), 10 "
+            "FROM generate_series(1, :n) g RETURNING id"), {"source": source, "n": count}).scalars().all()
+    return sorted(ids)
+
+
+def add_evidence(url: str, card_id: int, versions: dict[str, str] | None = None) -> None:
+    """Evidence for the card's current bytes (current extractor versions unless told otherwise)."""
+    with get_engine(url).begin() as conn:
+        conn.execute(text(
+            "INSERT INTO image_evidence (card_id, content_sha256, extractor_versions) "
+            "SELECT id, content_sha256, CAST(:v AS jsonb) FROM card WHERE id = :id"),
+            {"id": card_id, "v": json.dumps(EXTRACTOR_VERSIONS if versions is None else versions)})
+
+
+def add_join_key_vote(url: str, card_id: int) -> None:
+    with get_engine(url).begin() as conn:
+        conn.execute(text(
+            "INSERT INTO card_printing_tag (card_id, is_no_match, anonymous_id, source, confidence) "
+            "VALUES (:id, true, :voter, 'ocr', 0.9)"), {"id": card_id, "voter": JOIN_KEY_ID})
+
+
+def add_scan_log(url: str, card_id: int, voter: str, reason: str, for_current_bytes: bool = True) -> None:
+    with get_engine(url).begin() as conn:
+        conn.execute(text(
+            "INSERT INTO card_scan_log (card_id, anonymous_id, skip_reason, evidence_key) "
+            "SELECT id, :voter, :reason, CASE WHEN :current THEN content_sha256 ELSE 'old' END FROM card "
+            "WHERE id = :id"), {"id": card_id, "voter": voter, "reason": reason, "current": for_current_bytes})
+
+
+def reingest(url: str, card_id: int) -> None:
+    """What ingest does when a file's bytes change: a new content hash and a fresh `updated_at`."""
+    with get_engine(url).begin() as conn:
+        conn.execute(text("UPDATE card SET content_sha256 = md5(random()::text), updated_at = clock_timestamp() "
+                          "WHERE id = :id"), {"id": card_id})
+
+
+# --- Dagster side ---------------------------------------------------------------------------------------------
+
+_ORIGIN = RemoteJobOrigin(
+    repository_origin=RemoteRepositoryOrigin(
+        code_location_origin=InProcessCodeLocationOrigin(LoadableTargetOrigin(module_name="stage_e_dagster")),
+        repository_name="__repository__",
+    ),
+    job_name="micro_batch",
+)
+
+
+def add_runs(instance: DagsterInstance, status: DagsterRunStatus, count: int, job: str = "micro_batch") -> None:
+    """Put runs straight into run storage (a queued run needs a job origin, so every one gets a stand-in)."""
+    for _ in range(count):
+        instance.add_run(DagsterRun(job_name=job, run_id=str(uuid.uuid4()), status=status, remote_job_origin=_ORIGIN))
+
+
+@pytest.fixture(scope="module")
+def shared_instance() -> Iterator[DagsterInstance]:
+    with instance_for_test() as inst:
+        yield inst
+
+
+@pytest.fixture
+def instance(shared_instance: DagsterInstance) -> DagsterInstance:
+    """A real (sqlite-backed) Dagster instance with an empty run storage."""
+    shared_instance.wipe()
+    return shared_instance
+
+
+def tick(instance: DagsterInstance, url: str, cursor: str | None = None, **control) -> SensorResult | SkipReason:
+    resources = {"database": AppDatabase(database_url=url), "stream": StreamControl(**control)}
+    with build_sensor_context(instance=instance, cursor=cursor, resources=resources) as ctx:
+        return card_stream(ctx)
+
+
+def requested(result: SensorResult | SkipReason) -> list[tuple[int, ...]]:
+    assert isinstance(result, SensorResult), result
+    return [batch_from_run_config(r.run_config).card_ids for r in result.run_requests]
+
+
+def flat(batches: list[tuple[int, ...]]) -> list[int]:
+    return [i for b in batches for i in b]
+
+
+# --- scenarios ------------------------------------------------------------------------------------------------
+
+
+def test_cursor_advances_and_nothing_is_requested_twice(db_url, instance):
+    first = seed_cards(db_url, 5)
+    result = tick(instance, db_url)
+    assert requested(result) == [tuple(first)]
+    assert parse_cursor(result.cursor)[1] == first[-1]
+
+    again = tick(instance, db_url, result.cursor)
+    assert isinstance(again, SkipReason) and "no card" in again.skip_message
+
+    later = seed_cards(db_url, 3)
+    third = tick(instance, db_url, result.cursor)
+    assert flat(requested(third)) == later
+    assert isinstance(tick(instance, db_url, third.cursor), SkipReason)
+
+
+def test_cards_are_batched_within_max_runs_per_tick(db_url, instance):
+    ids = seed_cards(db_url, 250)
+    result = tick(instance, db_url)
+    batches = requested(result)
+    assert [len(b) for b in batches] == [100, 100, 50] and flat(batches) == ids
+    request: RunRequest = result.run_requests[0]
+    assert request.tags == {"stage_e/trigger": "card-event", "stage_e/mode": "passive",
+                            "stage_e/batch_size": "100", "stage_e/first_card": str(ids[0]),
+                            "stage_e/last_card": str(ids[99])}
+    config = batch_from_run_config(request.run_config)
+    assert (config.trigger, config.mode, config.force) == ("card-event", "passive", False)
+
+    capped = tick(instance, db_url, max_runs_per_tick=2)
+    assert flat(requested(capped)) == ids[:200]
+    assert parse_cursor(capped.cursor)[1] == ids[199]
+    rest = tick(instance, db_url, capped.cursor, max_runs_per_tick=2)
+    assert requested(rest) == [tuple(ids[200:])]
+
+
+def test_run_keys_are_deterministic_and_change_with_the_cards_bytes(db_url, instance):
+    ids = seed_cards(db_url, 30)
+    keys = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
+    assert keys == [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
+    assert len(set(keys)) == 3
+
+    with get_engine(db_url).begin() as conn:  # new bytes, same updated_at: the first batch still gets a new key
+        conn.execute(text("UPDATE card SET content_sha256 = md5('x') WHERE id = :id"), {"id": ids[0]})
+    after = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
+    assert after[0] != keys[0] and after[1:] == keys[1:]
+
+
+def test_skip_when_disabled(db_url, instance):
+    seed_cards(db_url, 3)
+    result = tick(instance, db_url, enabled=False)
+    assert isinstance(result, SkipReason) and "disabled" in result.skip_message
+
+
+def test_one_open_trip_halts_the_stream_and_is_named(db_url, instance):
+    seed_cards(db_url, 3)
+    trip_id = trips.record_trip(db_url, "run-x", "host_load", 12.0, 7.0)
+    result = tick(instance, db_url)
+    assert isinstance(result, SkipReason) and trip_id in result.skip_message
+    trips.acknowledge(db_url, trip_id, "load back to normal")
+    assert len(flat(requested(tick(instance, db_url)))) == 3
+
+
+def test_backpressure_skips_a_full_queue_and_fills_only_the_room_left(db_url, instance):
+    seed_cards(db_url, 100)
+    add_runs(instance, DagsterRunStatus.QUEUED, 4)
+    add_runs(instance, DagsterRunStatus.NOT_STARTED, 1)
+    add_runs(instance, DagsterRunStatus.STARTING, 1)
+    add_runs(instance, DagsterRunStatus.STARTED, 5)  # running, not waiting
+    add_runs(instance, DagsterRunStatus.QUEUED, 5, job="other_job")
+    partial = tick(instance, db_url, batch_size=10)
+    assert len(partial.run_requests) == 2  # 8 - 6 waiting, below max_runs_per_tick=4
+
+    add_runs(instance, DagsterRunStatus.QUEUED, 2)
+    full = tick(instance, db_url, batch_size=10)
+    assert isinstance(full, SkipReason)
+    assert "backpressure" in full.skip_message and "8" in full.skip_message
+
+
+def test_stale_bytes_reopen_a_finished_card(db_url, instance):
+    pending, done = seed_cards(db_url, 2)
+    add_evidence(db_url, done)
+    add_join_key_vote(db_url, done)
+    first = tick(instance, db_url)
+    assert flat(requested(first)) == [pending]
+
+    reingest(db_url, done)
+    second = tick(instance, db_url, first.cursor)
+    assert flat(requested(second)) == [done]
+
+
+def test_what_needs_work_follows_the_shared_definition(db_url, instance):
+    ids = seed_cards(db_url, 9)
+    fresh, no_outcome, voted, abstained, no_evidence_skip, c_skipped, c_skipped_old, stale, gone = ids
+    add_evidence(db_url, no_outcome)
+    add_evidence(db_url, voted)
+    add_join_key_vote(db_url, voted)
+    add_evidence(db_url, abstained)
+    add_scan_log(db_url, abstained, JOIN_KEY_ID, "no-set-code")
+    add_evidence(db_url, no_evidence_skip)
+    add_scan_log(db_url, no_evidence_skip, JOIN_KEY_ID, "no-evidence")
+    add_scan_log(db_url, c_skipped, STAGE_C_ID, "unreadable-image")
+    add_scan_log(db_url, c_skipped_old, STAGE_C_ID, "unreadable-image", for_current_bytes=False)
+    add_evidence(db_url, stale, {**EXTRACTOR_VERSIONS, "collector": "collector-v0"})
+    with get_engine(db_url).begin() as conn:
+        conn.execute(text("UPDATE card SET missing_since = now() WHERE id = :id"), {"id": gone})
+    assert flat(requested(tick(instance, db_url))) == [fresh, no_outcome, no_evidence_skip, c_skipped_old, stale]
+
+
+def test_cards_in_a_running_ledger_batch_are_excluded(db_url, instance):
+    ids = seed_cards(db_url, 6)
+    ledger.open_batch(db_url, "run-busy", "card-event", "passive", ids[:3])
+    ledger.open_batch(db_url, "run-done", "card-event", "passive", ids[3:4])
+    ledger.close(db_url, "run-done", "completed")
+    assert flat(requested(tick(instance, db_url))) == ids[3:]
+
+
+def test_an_unreadable_cursor_starts_from_the_beginning(db_url, instance):
+    ids = seed_cards(db_url, 2)
+    assert parse_cursor("not json") is None
+    assert flat(requested(tick(instance, db_url, "not json"))) == ids
+
+
+def test_sensor_and_schedule_load_in_definitions():
+    @op
+    def noop() -> None:
+        """Stand-in for the real micro_batch assets."""
+
+    @job(name="micro_batch")
+    def micro_batch() -> None:
+        noop()
+
+    defs = Definitions(
+        jobs=[micro_batch], sensors=[card_stream], schedules=[backstop_sweep],
+        resources={"database": AppDatabase(database_url="postgresql+psycopg2://u@/db"), "stream": StreamControl()},
+    )
+    Definitions.validate_loadable(defs)
+    repo = defs.get_repository_def()
+    sensor_def, schedule_def = repo.get_sensor_def("card_stream"), repo.get_schedule_def("backstop_sweep")
+    assert sensor_def.minimum_interval_seconds == 15 and sensor_def.default_status == DefaultSensorStatus.RUNNING
+    assert (schedule_def.cron_schedule, schedule_def.execution_timezone) == ("*/30 * * * *", "UTC")
