@@ -29,10 +29,13 @@ _BORDERS: dict[str, RGB] = {
 }
 _FRAMES: dict[str, RGB] = {
     "W": (226, 219, 190), "U": (52, 104, 170), "B": (58, 52, 58), "R": (184, 66, 48), "G": (52, 120, 72),
-    "M": (196, 164, 86), "C": (150, 152, 160),
+    "M": (196, 164, 86), "C": (132, 134, 142),
 }
-_RARITY_INK: dict[str, RGB] = {
-    "common": (14, 14, 16), "uncommon": (38, 52, 66), "rare": (112, 84, 18), "mythic": (156, 52, 12),
+_RARITY_INK: dict[str, RGB] = {  # dark enough to stand out on any plate, so the symbol hash survives damage
+    "common": (14, 14, 16),
+    "uncommon": (30, 42, 56),
+    "rare": (86, 62, 8),
+    "mythic": (118, 34, 6),
 }
 _ABILITIES = (
     "Flying", "Trample", "Vigilance", "Haste", "Deathtouch", "Lifelink", "First strike", "Reach",
@@ -185,7 +188,9 @@ def render_scan(
         return trim.crop_box(b)
 
     frame = _FRAMES[_identity(card)]
-    plate = _shade(frame, 1.7) if _identity(card) not in ("W", "M") else _shade(frame, 1.25)
+    # Plates contrast with the frame either strongly or hardly at all: a middling step fragments under scan
+    # noise into specks that a symbol-hash trim mistakes for glyph.
+    plate = _shade(frame, 1.4 if _identity(card) == "W" else 1.7)
     ink = (16, 16, 16)
     if borderless:
         img = card_art(card["name"], (width, height), bleed, full=True)
@@ -193,7 +198,7 @@ def render_scan(
         img = Image.new("RGB", (width, height), border)
     draw = ImageDraw.Draw(img)
     radius = round(th * 0.012) if rounded else 0
-    stroke = max(1, round(th * 0.002))
+    stroke = max(2, round(th * 0.0035))  # thick enough to stay one connected line through scan damage
     if not borderless:
         draw.rounded_rectangle(box((0.042, 0.03, 0.958, 0.885)), radius=round(th * 0.02), fill=frame)
         outer = box((layout.ART_BOX[0] - 0.006, layout.ART_BOX[1] - 0.004, layout.ART_BOX[2] + 0.006,
@@ -223,7 +228,7 @@ def render_scan(
     _mana(draw, cost, name_box[2] - th * 0.01, mid_y, th * 0.034)
     # Type line with the set symbol inside SET_SYMBOL.
     type_box = box(layout.TYPE_LINE)
-    draw.rounded_rectangle(type_box, radius=radius, fill=plate, outline=_shade(frame, 0.5), width=stroke)
+    draw.rounded_rectangle(type_box, radius=radius, fill=plate)
     type_font = fit_font(str(card.get("type_line", "Creature")), th * 0.022,
                           box((0.08, 0, 0.80, 1))[2] - box((0.08, 0, 0.80, 1))[0])
     type_mid = (type_box[1] + type_box[3]) / 2

@@ -1,17 +1,10 @@
-"""Procedural set symbols, one distinctive glyph per set code, and the set-symbol perceptual hash.
+"""Procedural set symbols: one distinctive, deterministic glyph per set code.
 
-`symbol_phash` is the one normalisation both the reference import (hashing `render_set_symbol` output) and the
-evidence extractor (hashing the `layout.SYMBOL_CROP` region of a scan) call, so the two hashes are comparable:
-
-1. grayscale; the background level is the median pixel (the glyph must cover under half the image: true for
-   `render_set_symbol` output and for a scan's SYMBOL_CROP);
-2. foreground = pixels differing from the background by more than ~40% of the crop's contrast, so a dark glyph
-   on a light plate and a light glyph on a dark plate give the same mask (polarity independent);
-3. keep the 8-connected foreground components that reach into the central 60% of the image and do not touch
-   its border (drops frame and plate edges; the glyph sits in the centre of both kinds of image);
-4. weight the component (grown 2 px for its antialiased rim) by ink strength, trim to its bounding box, pad
-   to a centred square, resize to 64 x 64 (Lanczos), `imagehash.phash` (hash size 8);
-5. the 64-bit hash as a signed 64-bit integer (Postgres BIGINT).
+Glyphs are bold silhouettes (a base shape, an off-centre second shape, cut-outs and a stroke, all seeded by the
+set code) so that different sets' symbols are far apart under the canonical set-symbol hash
+(`domain.evidence.hashing.symbol_phash`, re-exported here), while a glyph cropped back out of a scan
+(`layout.SYMBOL_CROP`) stays close to its reference. The reference image keeps the glyph well inside a white
+canvas, the plain background that hash expects.
 """
 
 from __future__ import annotations
@@ -21,13 +14,13 @@ import math
 import random
 from functools import lru_cache
 
-import imagehash
-import numpy as np
 from PIL import Image, ImageDraw
+
+from stage_e_dagster.domain.evidence import hashing
 
 _SUPERSAMPLE = 4
 _MARGIN = 0.06  # fraction of a scan's symbol canvas left empty on every side
-_REFERENCE_MARGIN = 0.2  # the reference image keeps the glyph under half its area, as `symbol_phash` needs
+_REFERENCE_MARGIN = 0.2  # the reference glyph covers well under half the canvas: white is the dominant level
 
 
 def _rng(set_code: str) -> random.Random:
@@ -120,71 +113,15 @@ def render_set_symbol(set_code: str, size: int = 128) -> Image.Image:
     return img
 
 
-def _reconstruct(seed: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Every 8-connected component of `mask` that contains a `seed` pixel."""
-    seed = seed & mask
-    while True:
-        grown = seed.copy()
-        grown[1:, :] |= seed[:-1, :]
-        grown[:-1, :] |= seed[1:, :]
-        grown[:, 1:] |= grown[:, :-1]
-        grown[:, :-1] |= grown[:, 1:]
-        grown &= mask
-        if np.array_equal(grown, seed):
-            return seed
-        seed = grown
+def symbol_phash(img: Image.Image) -> int:
+    """The canonical set-symbol hash (signed 64-bit): `domain.evidence.hashing.symbol_phash`, re-exported.
 
-
-def _glyph_components(mask: np.ndarray) -> np.ndarray:
-    """Components reaching into the central 60% of the image and not touching its border."""
-    h, w = mask.shape
-    central = np.zeros_like(mask)
-    central[int(h * 0.2) : int(h * 0.8) + 1, int(w * 0.2) : int(w * 0.8) + 1] = True
-    edge = np.zeros_like(mask)
-    edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = True
-    return _reconstruct(central, mask) & ~_reconstruct(edge, mask)
-
-
-def symbol_glyph(img: Image.Image) -> np.ndarray | None:
-    """The glyph's ink strength (0..1, float32) trimmed to its bounding box: steps 1-3 of `symbol_phash`."""
-    gray = np.asarray(img.convert("L"), dtype=np.float32)
-    if gray.size == 0:
-        return None
-    diff = np.abs(gray - float(np.median(gray)))
-    contrast = float(np.percentile(diff, 99.5))
-    if contrast < 24:
-        return None
-    glyph = _glyph_components(diff > contrast * 0.4)
-    rows, cols = np.nonzero(glyph)
-    if rows.size == 0:
-        return None
-    # Keep the antialiased rim: grow the component by 2 px and weight it by ink strength.
-    for _ in range(2):
-        grown = glyph.copy()
-        grown[1:, :] |= glyph[:-1, :]
-        grown[:-1, :] |= glyph[1:, :]
-        grown[:, 1:] |= glyph[:, :-1]
-        grown[:, :-1] |= glyph[:, 1:]
-        glyph = grown
-    ink = np.clip(diff / contrast, 0.0, 1.0) * glyph
-    return ink[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1]
-
-
-def symbol_phash(img: Image.Image) -> int | None:
-    """Perceptual hash of the set symbol in `img` (a reference symbol or a scan's SYMBOL_CROP), signed 64-bit."""
-    glyph = symbol_glyph(img)
-    if glyph is None:
-        return None
-    h, w = glyph.shape
-    side = max(h, w)
-    square = np.zeros((side, side), dtype=np.float32)
-    top, left = (side - h) // 2, (side - w) // 2
-    square[top : top + h, left : left + w] = glyph
-    normalised = Image.fromarray((square * 255).astype(np.uint8), "L").resize((64, 64), Image.Resampling.LANCZOS)
-    value = int(str(imagehash.phash(normalised)), 16)
-    return value - (1 << 64) if value >= 1 << 63 else value
+    The reference import hashes `render_set_symbol` output and the extractor hashes a scan's SYMBOL_CROP with
+    this one function, so the two are comparable.
+    """
+    return hashing.symbol_phash(img)
 
 
 def phash_distance(a: int, b: int) -> int:
     """Hamming distance between two signed 64-bit hashes."""
-    return bin((a ^ b) & ((1 << 64) - 1)).count("1")
+    return hashing.hamming(a, b)
