@@ -113,3 +113,22 @@ def pg_connect(db_url: str):
     yield connect
     for conn in opened:
         conn.close()
+
+
+@pytest.fixture(scope="module")
+def pg_dagster_instance(pg_server_url: str):
+    """A Dagster instance whose run and event storage is a Postgres database of its own, as in production."""
+    import dagster as dg
+
+    name = f"dg_{uuid.uuid4().hex[:12]}"
+    admin = _admin(pg_server_url)
+    with admin.cursor() as cur:
+        cur.execute(f'CREATE DATABASE "{name}"')
+    url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
+    try:
+        with dg.instance_for_test(overrides={"storage": {"postgres": {"postgres_url": url}}}) as instance:
+            yield instance
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()

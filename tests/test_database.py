@@ -64,3 +64,15 @@ def test_each_test_gets_an_empty_database(pg_connect):
     cur = pg_connect().cursor()
     cur.execute("SELECT count(*) FROM card")
     assert cur.fetchone()[0] == 0
+
+
+def test_models_and_migrations_agree(db_url):
+    """Autogenerate finds nothing to do: every model change went through a migration."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from stage_e_dagster.db.models import Base
+
+    with get_engine(db_url).connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert diff == []

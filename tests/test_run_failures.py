@@ -7,21 +7,17 @@ tick by tick over the stored RUN_FAILURE events, with its cursor carried between
 
 # No `from __future__ import annotations`: Dagster reads the test assets' config and resource annotations.
 import uuid
-from collections.abc import Iterator
 
 import dagster as dg
-import psycopg2
 import pytest
 from click.testing import CliRunner
 from dagster._core.definitions.run_status_sensor_definition import RunStatusSensorCursor
 from dagster._core.definitions.sensor_definition import SensorExecutionData
 from dagster._core.events import DagsterEvent, DagsterEventType
-from sqlalchemy.engine import make_url
 
 from stage_e_dagster.assets.batch import BatchSpec
 from stage_e_dagster.commands.trips import trips as trips_cli
 from stage_e_dagster.db import ledger, trips
-from stage_e_dagster.db.urls import libpq_dsn
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.sensors.run_failures import (
@@ -62,22 +58,9 @@ def _run(job: dg.JobDefinition, instance: dg.DagsterInstance, batch: BatchSpec) 
 
 
 @pytest.fixture(scope="module")
-def instance(pg_server_url: str) -> Iterator[dg.DagsterInstance]:
-    """A Dagster instance whose run and event storage is a Postgres database, as in production. Shared by the
-    module: each test's first tick starts its cursor after every earlier test's failures."""
-    name = f"dg_{uuid.uuid4().hex[:12]}"
-    admin = psycopg2.connect(libpq_dsn(pg_server_url))
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
-    try:
-        with dg.instance_for_test(overrides={"storage": {"postgres": {"postgres_url": url}}}) as inst:
-            yield inst
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+def instance(pg_dagster_instance: dg.DagsterInstance) -> dg.DagsterInstance:
+    """Shared by the module: each test's first tick starts its cursor after every earlier test's failures."""
+    return pg_dagster_instance
 
 
 class Ticker:

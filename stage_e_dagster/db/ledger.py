@@ -13,8 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, text, type_coerce, update
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.dialects.postgresql import JSONB, insert
 
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.models import DispatchLedger

@@ -58,6 +58,7 @@ class Card(Base):
             "printing_status IN ('unresolved', 'resolved', 'no_match')", name="ck_card_printing_status"
         ),
         Index("ix_card_name_normalised", "name_normalised"),
+        Index("ix_card_updated_at_id", "updated_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -117,7 +118,10 @@ class ImageEvidence(Base):
     """Stage C output for one version of a card's bytes."""
 
     __tablename__ = "image_evidence"
-    __table_args__ = (UniqueConstraint("card_id", "content_sha256", name="uq_image_evidence_card_sha"),)
+    __table_args__ = (
+        UniqueConstraint("card_id", "content_sha256", name="uq_image_evidence_card_sha"),
+        Index("ix_image_evidence_updated_at", "updated_at"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     card_id: Mapped[int] = mapped_column(ForeignKey("card.id", ondelete="CASCADE"))
@@ -188,6 +192,8 @@ class CardScanLog(Base):
     __tablename__ = "card_scan_log"
     __table_args__ = (
         Index("ix_scan_log_card_voter", "card_id", "anonymous_id"),
+        Index("ix_scan_log_stage_c_created", "created_at",
+              postgresql_where=text("anonymous_id = 'stage-c-extract-v1'")),
         Index(
             "uq_scan_log_review_once",
             "card_id",

@@ -85,6 +85,16 @@ def cards_needing_work(url: str, after: tuple[datetime, int] | None, limit: int)
     return [StreamCard(id=r.id, content_sha256=r.content_sha256, updated_at=r.updated_at) for r in rows]
 
 
+def count_needing_work(url: str) -> int:
+    """How many cards need Stage C or D right now (the backlog a bulk run would take on)."""
+    sql = (
+        "SELECT count(*) FROM card c WHERE c.missing_since IS NULL"
+        f" AND ({NEEDS_STAGE_C} OR {NEEDS_STAGE_D}) AND NOT {_IN_RUNNING_BATCH}"
+    )
+    with get_engine(url).connect() as conn:
+        return int(conn.execute(text(sql), _params()).scalar_one())
+
+
 @dataclass(frozen=True)
 class SweepClaim:
     """Eligible cards in the id range (start, end] one sweeper claimed during pass `wrap_count`.
