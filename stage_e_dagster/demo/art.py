@@ -64,30 +64,101 @@ def _base_art(name: str) -> Image.Image:
             points.append((float(x), y))
         points.append((float(w), float(h)))
         draw.polygon(points, fill=colour)
-    # The subject: a bold silhouette with a highlight, placed around the art box's centre.
+    # The subject, placed around the art box's centre; its kind is seeded by the name too.
     box = layout.ART_BOX
     sx = (layout.BLEED_MM + (box[0] + box[2]) / 2 * layout.TRIM_MM[0]) / (layout.TRIM_MM[0] + 2 * layout.BLEED_MM)
     sy = (layout.BLEED_MM + (box[1] + box[3]) / 2 * layout.TRIM_MM[1]) / (layout.TRIM_MM[1] + 2 * layout.BLEED_MM)
     scx, scy = (sx + rng.uniform(-0.12, 0.12)) * w, (sy + rng.uniform(-0.03, 0.05)) * h
-    size = rng.uniform(0.12, 0.22) * w
-    subject = _mix(rng.choice(_PALETTES)[rng.randrange(3)], (0, 0, 0), rng.uniform(0.0, 0.4))
-    sides = rng.choice((3, 5, 7, 9, 40))
-    turn = rng.uniform(0, math.pi)
-    body = [(scx + size * (1 + 0.35 * rng.random()) * math.cos(turn + 2 * math.pi * k / sides),
-             scy + size * (1 + 0.35 * rng.random()) * math.sin(turn + 2 * math.pi * k / sides))
-            for k in range(sides)]
-    draw.polygon(body, fill=subject)
-    hr = size * 0.35
-    draw.ellipse((scx - hr, scy - size * 0.9 - hr, scx + hr, scy - size * 0.9 + hr), fill=subject)
-    glow = _mix(subject, (255, 250, 220), 0.6)
-    gx, gy = scx + rng.uniform(-0.4, 0.4) * size, scy + rng.uniform(-0.4, 0.4) * size
-    draw.ellipse((gx - size * 0.15, gy - size * 0.15, gx + size * 0.15, gy + size * 0.15), fill=glow)
-    for _ in range(rng.randint(3, 7)):  # strokes: spears, rays, branches
+    size = rng.uniform(0.1, 0.18) * w
+    subject = _mix(rng.choice(_PALETTES)[rng.randrange(3)], (0, 0, 0), rng.uniform(0.1, 0.5))
+    _SUBJECTS[rng.randrange(len(_SUBJECTS))](draw, rng, scx, scy, size, subject)
+    for _ in range(rng.randint(2, 5)):  # strokes: spears, rays, branches, rain
         x0, y0 = rng.uniform(0, w), rng.uniform(0, h)
-        angle, length = rng.uniform(0, math.pi), rng.uniform(0.1, 0.4) * w
-        draw.line((x0, y0, x0 + length * math.cos(angle), y0 + length * math.sin(angle)),
-                  fill=_mix(rng.choice((sky, mid, ground)), subject, 0.5), width=rng.randint(2, 6))
+        angle, length = rng.uniform(0, math.pi), rng.uniform(0.05, 0.3) * w
+        draw.line(
+            (x0, y0, x0 + length * math.cos(angle), y0 + length * math.sin(angle)),
+            fill=_mix(rng.choice((sky, mid, ground)), subject, 0.5),
+            width=rng.randint(1, 4),
+        )
     return img.filter(ImageFilter.GaussianBlur(1.2))
+
+
+Draw = ImageDraw.ImageDraw
+Colour = tuple[int, int, int]
+
+
+def _beast(draw: Draw, rng: random.Random, x: float, y: float, r: float, c: Colour) -> None:
+    """A four-legged creature: body, neck and head, legs, tail; sometimes wings."""
+    face = rng.choice((-1, 1))
+    draw.ellipse((x - r, y - r * 0.5, x + r, y + r * 0.45), fill=c)
+    hx, hy = x + face * r * 1.1, y - r * 0.8
+    draw.line((x + face * r * 0.6, y - r * 0.1, hx, hy), fill=c, width=max(2, int(r * 0.35)))
+    draw.ellipse((hx - r * 0.3, hy - r * 0.25, hx + r * 0.3, hy + r * 0.25), fill=c)
+    for k in (-0.7, -0.35, 0.35, 0.7):
+        draw.line((x + k * r, y + r * 0.2, x + k * r * 1.1, y + r * 1.2), fill=c, width=max(2, int(r * 0.16)))
+    draw.line((x - face * r, y, x - face * r * 1.8, y - r * rng.uniform(-0.3, 0.6)), fill=c, width=max(1, int(r * 0.1)))
+    if rng.random() < 0.5:
+        draw.polygon([(x, y - r * 0.3), (x - face * r * 0.6, y - r * 1.9), (x + face * r * 0.9, y - r * 0.5)], fill=c)
+
+
+def _figure(draw: Draw, rng: random.Random, x: float, y: float, r: float, c: Colour) -> None:
+    """A robed figure with a staff or blade and a glowing focus."""
+    draw.polygon([(x, y - r * 1.2), (x - r * 0.8, y + r * 1.5), (x + r * 0.8, y + r * 1.5)], fill=c)
+    draw.ellipse((x - r * 0.3, y - r * 1.75, x + r * 0.3, y - r * 1.15), fill=c)
+    side = rng.choice((-1, 1))
+    top = (x + side * r * 0.9, y - r * 2.0)
+    draw.line((x + side * r * 0.6, y + r * 1.5, *top), fill=_mix(c, (0, 0, 0), 0.4), width=max(2, int(r * 0.1)))
+    glow = _mix(c, (255, 250, 210), 0.75)
+    draw.ellipse((top[0] - r * 0.2, top[1] - r * 0.2, top[0] + r * 0.2, top[1] + r * 0.2), fill=glow)
+
+
+def _tower(draw: Draw, rng: random.Random, x: float, y: float, r: float, c: Colour) -> None:
+    """A keep of towers with pointed roofs and lit windows."""
+    for k in range(rng.randint(2, 4)):
+        tx, tw, th = x + (k - 1.2) * r * 0.7, r * rng.uniform(0.3, 0.45), r * rng.uniform(1.4, 2.6)
+        draw.rectangle((tx - tw, y + r * 1.4 - th, tx + tw, y + r * 1.4), fill=c)
+        draw.polygon([(tx - tw * 1.3, y + r * 1.4 - th), (tx, y + r * 0.6 - th), (tx + tw * 1.3, y + r * 1.4 - th)],
+                     fill=_mix(c, (0, 0, 0), 0.3))
+        draw.rectangle((tx - tw * 0.25, y + r * 1.6 - th, tx + tw * 0.25, y + r * 1.8 - th), fill=(250, 220, 120))
+
+
+def _tree(draw: Draw, rng: random.Random, x: float, y: float, r: float, c: Colour) -> None:
+    """A great tree: trunk, branches and a crown of overlapping blobs."""
+    trunk = _mix(c, (60, 40, 20), 0.6)
+    draw.polygon([(x - r * 0.25, y + r * 1.6), (x - r * 0.12, y - r * 0.3), (x + r * 0.12, y - r * 0.3),
+                  (x + r * 0.25, y + r * 1.6)], fill=trunk)
+    for _ in range(rng.randint(5, 8)):
+        bx, by, br = x + rng.uniform(-1, 1) * r, y - r * rng.uniform(0.4, 1.4), r * rng.uniform(0.4, 0.7)
+        draw.ellipse((bx - br, by - br, bx + br, by + br), fill=_mix(c, (40, 120, 50), rng.uniform(0.2, 0.6)))
+
+
+def _crystals(draw: Draw, rng: random.Random, x: float, y: float, r: float, c: Colour) -> None:
+    """A cluster of shards with light facets."""
+    for _ in range(rng.randint(4, 7)):
+        a = rng.uniform(-1.1, 1.1)
+        length, width = r * rng.uniform(1.0, 2.2), r * rng.uniform(0.18, 0.35)
+        tip = (x + math.sin(a) * length, y + r - math.cos(a) * length)
+        base_l = (x - width * math.cos(a), y + r - width * math.sin(a))
+        base_r = (x + width * math.cos(a), y + r + width * math.sin(a))
+        draw.polygon([base_l, tip, base_r], fill=c)
+        draw.polygon([base_l, tip, ((base_l[0] + base_r[0]) / 2, (base_l[1] + base_r[1]) / 2)],
+                     fill=_mix(c, (255, 255, 255), 0.35))
+
+
+def _blob(draw: Draw, rng: random.Random, x: float, y: float, r: float, c: Colour) -> None:
+    """A looming elemental mass with a glowing eye."""
+    sides = rng.choice((5, 7, 9, 40))
+    turn = rng.uniform(0, math.pi)
+    points = []
+    for k in range(sides):
+        reach, angle = r * 1.3 * (1 + 0.35 * rng.random()), turn + 2 * math.pi * k / sides
+        points.append((x + reach * math.cos(angle), y + reach * math.sin(angle)))
+    draw.polygon(points, fill=c)
+    gx, gy = x + rng.uniform(-0.4, 0.4) * r, y + rng.uniform(-0.4, 0.4) * r
+    draw.ellipse((gx - r * 0.18, gy - r * 0.18, gx + r * 0.18, gy + r * 0.18), fill=_mix(c, (255, 250, 220), 0.7))
+
+
+_SUBJECTS = (_beast, _beast, _figure, _figure, _tower, _tree, _crystals, _blob)
 
 
 def _window(b: layout.Box) -> tuple[float, float, float, float]:

@@ -208,8 +208,12 @@ def _new_name(rng: random.Random, used: set[str], modern: bool) -> _Name:
     sub = rng.choice(subtypes)
     type_line = f"{supertype} — {sub}" if sub else supertype
     generic = rng.choice(("", "1", "2", "3", "4", "X"))
-    coloured = "".join(f"{{{rng.choice(_COLOURS)}}}" for _ in range(rng.randint(1, 3)))
-    mana = (f"{{{generic}}}" if generic else "") + coloured
+    # Mostly one colour, some two, artifacts usually colourless: the frame colour follows the cost.
+    roll = rng.random()
+    n_colours = 0 if supertype == "Artifact" and roll < 0.8 else 1 if roll < 0.75 or supertype == "Artifact" else 2
+    colours = rng.sample(_COLOURS, n_colours)
+    coloured = "".join(f"{{{c}}}" * rng.randint(1, 2) for c in colours)
+    mana = (f"{{{generic or '2'}}}" if generic or not coloured else "") + coloured
     artist = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
     return _Name(name, artist, type_line, mana, faces)
 

@@ -127,11 +127,11 @@ def legal_marker(card: dict[str, Any]) -> str | None:
 
 
 def legal_text(card: dict[str, Any]) -> str:
-    """The legal line: "™ & © <release year> Wizards of the Coast", with the proxy marker first if any."""
+    """The legal line: "™ & © <release year> Wizards of the Coast", or "<marker> © <year> Wizards" for a proxy."""
     year = str(card["released_at"])[:4]
     marker = legal_marker(card)
     if marker:
-        return f"{marker} © {year} Wizards of the Coast"
+        return f"{marker} © {year} Wizards"  # short enough to keep the usual type size
     return f"™ & © {year} Wizards of the Coast"
 
 
