@@ -1,0 +1,106 @@
+"""Stage C entry point: scan bytes in, `Evidence` (or a named `EvidenceSkip`) out, per-extractor versions."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import date
+
+from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.collector import read_collector, read_legal
+from stage_e_dagster.domain.evidence.geometry import (
+    border_color,
+    classify_bleed,
+    crop_region,
+    quality_of,
+    trim_of,
+)
+from stage_e_dagster.domain.evidence.hashing import phash64, symbol_phash
+from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
+from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
+from stage_e_dagster.domain.evidence.ocr import OcrEngine
+from stage_e_dagster.domain.evidence.parse import has_proxy_marker, parse_copyright_year
+
+EXTRACTOR_VERSIONS: dict[str, str] = {
+    "geometry": "geometry-v1",
+    "collector": "collector-v1",
+    "legal": "legal-v1",
+    "hashes": "hashes-v1",
+    "quality": "quality-v1",
+}
+EXTRACTORS = tuple(EXTRACTOR_VERSIONS)
+
+
+def stale_extractors(stored_versions: dict[str, str] | None) -> set[str]:
+    """Extractors whose stored version differs from the current one (all of them when nothing is stored)."""
+    stored = stored_versions or {}
+    return {name for name, version in EXTRACTOR_VERSIONS.items() if stored.get(name) != version}
+
+
+def extract_evidence(
+    data: bytes,
+    *,
+    known_set_codes: Collection[str],
+    engine: OcrEngine,
+    only: Collection[str] | None = None,
+    today: date | None = None,
+) -> Evidence | EvidenceSkip:
+    """Evidence from scan bytes; `only` restricts to the named extractors (the caller merges stored fields).
+
+    `extractor_versions` holds the versions of the extractors computed here. Never raises on bad bytes: they
+    become an `EvidenceSkip`. Raises ValueError for an unknown extractor name in `only`.
+    """
+    selected = set(EXTRACTORS if only is None else only)
+    unknown = selected - set(EXTRACTORS)
+    if unknown:
+        raise ValueError(f"unknown extractors {sorted(unknown)}; known: {', '.join(EXTRACTORS)}")
+    loaded = load_scan(data)
+    if isinstance(loaded, EvidenceSkip):
+        return loaded
+    return extract_from_loaded(
+        loaded, known_set_codes=known_set_codes, engine=engine, selected=selected, today=today
+    )
+
+
+def extract_from_loaded(
+    loaded: LoadedScan,
+    *,
+    known_set_codes: Collection[str],
+    engine: OcrEngine,
+    selected: Collection[str],
+    today: date | None = None,
+) -> Evidence:
+    """Run the selected extractors over an already decoded scan."""
+    img = loaded.image
+    facts = classify_bleed(loaded.width, loaded.height)
+    trim = trim_of(img, facts.has_bleed)
+    evidence = Evidence()
+    if "geometry" in selected:
+        evidence.width, evidence.height = facts.width, facts.height
+        evidence.aspect_ratio = facts.aspect_ratio
+        evidence.bleed_class = facts.bleed_class
+        evidence.border_color = border_color(img, trim)
+    if "collector" in selected:
+        reading = read_collector(crop_region(img, trim, layout.COLLECTOR_CROP), known_set_codes, engine)
+        evidence.collector_raw = reading.raw
+        evidence.collector_number = reading.parse.number
+        evidence.set_code_raw = reading.set_code_raw
+        evidence.set_code = reading.set_code
+        evidence.language = reading.parse.language
+    if "legal" in selected:
+        year = (today or date.today()).year
+        raw = read_legal(
+            crop_region(img, trim, layout.LEGAL_CROP),
+            engine,
+            accept=lambda text: parse_copyright_year(text, year) is not None,
+        )
+        evidence.legal_raw = raw
+        evidence.copyright_year = parse_copyright_year(raw, year)
+        evidence.proxy_marker = has_proxy_marker(raw)
+    if "hashes" in selected:
+        evidence.art_phash = phash64(crop_region(img, trim, layout.ART_CROP))
+        evidence.symbol_phash = symbol_phash(crop_region(img, trim, layout.SYMBOL_CROP))
+    if "quality" in selected:
+        evidence.blur_variance, evidence.entropy = quality_of(img)
+        evidence.truncated = False
+    evidence.extractor_versions = {name: EXTRACTOR_VERSIONS[name] for name in EXTRACTORS if name in selected}
+    return evidence
