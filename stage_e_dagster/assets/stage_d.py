@@ -1,0 +1,49 @@
+"""The `printing_votes` asset: Stage D over a run's batch. A thin shell over `db.stage_d_run.run_stage_d`.
+
+It depends on `image_evidence` by key only: data passes through Postgres, not an IO manager. The batch is its own
+`card_ids` config when given, else the run's batch from the first asset's run config.
+"""
+
+from typing import Any
+
+from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+
+from stage_e_dagster.assets.batch import batch_from_run_config
+from stage_e_dagster.db.stage_d_run import run_stage_d
+from stage_e_dagster.resources.database import AppDatabase
+
+_HEADLINE = (
+    "cards_processed", "votes_cast", "already_voted", "votes_removed", "routed_to_review", "review_markers_new",
+    "cards_resolved", "newly_resolved", "cards_missing",
+)
+
+
+class PrintingVotesConfig(Config):
+    """Which cards to process (empty: the run's batch) and the consensus policy (`funnel` or `machine-quorum`)."""
+
+    card_ids: list[int] = []
+    policy: str = "funnel"
+
+
+def stage_d_metadata(counters: dict[str, Any]) -> dict[str, Any]:
+    """Materialization metadata from run_stage_d's counters: headline numbers, skips per calculator, speed."""
+    metadata: dict[str, Any] = {name: MetadataValue.int(int(counters[name])) for name in _HEADLINE}
+    metadata["skips"] = MetadataValue.json(counters["skips"])
+    metadata["policy"] = MetadataValue.text(str(counters["policy"]))
+    metadata["elapsed_s"] = MetadataValue.float(float(counters["elapsed_s"]))
+    metadata["cards_per_s"] = MetadataValue.float(float(counters["cards_per_s"]))
+    return metadata
+
+
+@asset(group_name="stage_d", deps=["image_evidence"])
+def printing_votes(
+    context: AssetExecutionContext, config: PrintingVotesConfig, database: AppDatabase
+) -> MaterializeResult:
+    """Machine votes and review routing for the batch's cards, then their consensus."""
+    card_ids = list(config.card_ids) or list(batch_from_run_config(context.run.run_config).card_ids)
+    counters = run_stage_d(database.url, card_ids, context.run.run_id, config.policy)
+    context.log.info(
+        f"stage D: {counters['cards_processed']} cards, {counters['votes_cast']} votes cast, "
+        f"{counters['already_voted']} already voted, {counters['routed_to_review']} routed to review"
+    )
+    return MaterializeResult(metadata=stage_d_metadata(counters))

@@ -1,0 +1,83 @@
+"""`stage-e review list` and `stage-e vote`: the human side of Stage D, as thin click shells over `db/`."""
+
+from __future__ import annotations
+
+import click
+
+from stage_e_dagster.db.server import PostgresStartError
+from stage_e_dagster.db.urls import app_database_url
+from stage_e_dagster.domain.consensus import POLICIES
+
+POLICY_VAR = "STAGE_E_CONSENSUS_POLICY"
+
+
+def _url() -> str:
+    try:
+        return app_database_url()
+    except PostgresStartError as err:
+        raise click.ClickException(f"cannot start the embedded Postgres: {err}") from err
+
+
+def _show(value: object) -> str:
+    return "-" if value in (None, "") else repr(value) if isinstance(value, str) else str(value)
+
+
+@click.group()
+def review() -> None:
+    """The human review queue: cards the machines could not identify."""
+
+
+@review.command("list")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0), help="Show at most N cards.")
+def review_list(limit: int) -> None:
+    """Show queued cards (routed to review, still unresolved), oldest first, with what was read and why."""
+    from stage_e_dagster.db.engine import get_engine
+    from stage_e_dagster.db.review import review_queue, review_queue_size
+
+    with get_engine(_url()).connect() as conn:
+        total = review_queue_size(conn)
+        items = review_queue(conn, limit)
+    click.echo(f"{total} card{'s' if total != 1 else ''} awaiting review (showing {len(items)})")
+    for item in items:
+        click.echo(f"\ncard {item.card_id}  {item.identifier}")
+        click.echo(f"  name: {item.name}   hint: {_show(item.expansion_hint)}")
+        if item.evidence is None:
+            click.echo("  read: no evidence")
+        else:
+            click.echo(
+                f"  read: number {_show(item.read('collector_raw'))} -> {_show(item.read('collector_number'))}, "
+                f"set {_show(item.read('set_code_raw'))} -> {_show(item.read('set_code'))}, "
+                f"copyright {_show(item.read('copyright_year'))}"
+                + (", truncated image" if item.read("truncated") else "")
+            )
+        click.echo(f"  why: {', '.join(item.why) or '-'}")
+        click.echo(f"  evidence version: {item.evidence_key or '-'}; routed {item.routed_at:%Y-%m-%d %H:%M:%S}; "
+                   f"human votes: {item.human_votes}")
+
+
+@click.command("vote")
+@click.argument("card_id", type=int)
+@click.option("--printing", "scryfall_id", metavar="SCRYFALL_ID", help="The printing the scan shows.")
+@click.option("--no-match", is_flag=True, help="The scan shows no printing in the catalogue.")
+@click.option("--user", required=True, help="Who votes (their previous vote on this card is replaced).")
+@click.option("--admin", is_flag=True, help="Vote as an admin (weight 5 instead of 1).")
+@click.option("--policy", type=click.Choice(POLICIES), default="funnel", show_default=True, envvar=POLICY_VAR,
+              help=f"Consensus policy for recomputing the card (env {POLICY_VAR}).")
+def vote(card_id: int, scryfall_id: str | None, no_match: bool, user: str, admin: bool, policy: str) -> None:
+    """Cast a human vote on CARD_ID (--printing SCRYFALL_ID or --no-match) and recompute its consensus."""
+    from stage_e_dagster.db.votes import VoteError, cast_human_vote
+
+    if (scryfall_id is None) == (not no_match):
+        raise click.UsageError("give exactly one of --printing SCRYFALL_ID and --no-match")
+    try:
+        result = cast_human_vote(_url(), card_id, user, scryfall_id=scryfall_id, no_match=no_match,
+                                 admin=admin, policy=policy)
+    except VoteError as err:
+        raise click.ClickException(str(err)) from err
+    said = f"printing {scryfall_id}" if result.printing_id is not None else "no match"
+    how = "unchanged (already voted)" if result.write.already_voted else "recorded"
+    click.echo(f"card {card_id}: {user} ({'admin' if admin else 'user'}) says {said}: {how}")
+    outcome = result.printing_status
+    if result.resolved_printing_id is not None:
+        outcome += f" (printing id {result.resolved_printing_id})"
+    click.echo(f"consensus ({policy}): {outcome}" + ("" if outcome != "unresolved" else f" - {result.reason}"))
