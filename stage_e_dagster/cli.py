@@ -146,37 +146,81 @@ def ingest(directory: Path, source_key: str) -> None:
     click.echo(f"ingest {source_key}: {summary.line()}")
 
 
+# -- OCR slots ----------------------------------------------------------------------------------------------
+@main.command()
+def slots() -> None:
+    """List the OCR slots held right now: slot, holder, backend pid, since when."""
+    from stage_e_dagster.db.slot_holders import format_slot_holders, list_slot_holders
+
+    click.echo(format_slot_holders(list_slot_holders(_app_url())))
+
+
 # -- dagster --------------------------------------------------------------------------------------------------
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=3000, show_default=True, type=int)
 def dev(host: str, port: int) -> None:
-    """Run `dagster dev` (UI, daemon, sensors) against this project's Postgres."""
-    import shutil
+    """Run `dagster dev` (UI, daemon, card stream, sweep) against this project's Postgres."""
+    from stage_e_dagster.runtime import PROJECT_ROOT, prepare_dagster_environment
 
-    from stage_e_dagster.db.urls import APP_URL_VAR, DAGSTER_URL_VAR, stage_e_home
-
-    os.environ[APP_URL_VAR] = _app_url()
-    os.environ[DAGSTER_URL_VAR] = dagster_database_url()
-    home = stage_e_home() / "dagster_home"
-    home.mkdir(parents=True, exist_ok=True)
-    project = Path(__file__).resolve().parent.parent
-    shutil.copyfile(project / "dagster.yaml", home / "dagster.yaml")
-    os.environ["DAGSTER_HOME"] = str(home)
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
-    os.environ.setdefault("DAGSTER_RUN_STATUS_SENSOR_PROCESS_LIMIT", "100")
+    try:
+        prepare_dagster_environment()
+    except PostgresStartError as err:
+        raise click.ClickException(str(err)) from err
     click.echo(f"Dagster UI on http://{host}:{port} (Ctrl-C stops it; the database keeps running)")
-    argv = ["dagster", "dev", "-w", str(project / "workspace.yaml"), "-h", host, "-p", str(port)]
-    os.chdir(project)
+    argv = ["dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", host, "-p", str(port)]
+    os.chdir(PROJECT_ROOT)
     os.execvp(argv[0], argv)
 
 
-def _attach_groups() -> None:
+@main.command("run")
+@click.option("--limit", type=click.IntRange(min=1), help="Stop after this many cards.")
+@click.option("--batch-size", default=100, show_default=True, type=click.IntRange(min=1))
+@click.option("--mode", type=click.Choice(["bulk", "passive"]), default="bulk", show_default=True,
+              help="bulk runs are exempt from the operating envelope; passive runs are held to it.")
+def run_backlog_command(limit: int | None, batch_size: int, mode: str) -> None:
+    """Drive the backlog through the micro_batch job in this process (runs show in the Dagster UI)."""
+    from dagster import DagsterInstance
+
+    from stage_e_dagster.bulk import run_backlog
+    from stage_e_dagster.db.stream import count_needing_work
+    from stage_e_dagster.runtime import prepare_dagster_environment
+
     try:
-        from stage_e_dagster.demo.cli import demo
-    except ModuleNotFoundError:  # PENDING: demo CLI lands with the scan renderer
-        return
-    main.add_command(demo)
+        prepare_dagster_environment()
+    except PostgresStartError as err:
+        raise click.ClickException(str(err)) from err
+    url = os.environ["STAGE_E_DATABASE_URL"]
+    if mode == "passive":
+        from stage_e_dagster.db.trips import open_trips
+
+        halted = open_trips(url)
+        if halted:
+            raise click.ClickException(
+                f"envelope trip {halted[0].id} is open; acknowledge it (stage-e trips ack) before a passive run"
+            )
+    backlog = count_needing_work(url)
+    total = min(backlog, limit) if limit else backlog
+    with DagsterInstance.get() as instance, click.progressbar(
+        length=total, label=f"{mode} run", file=click.get_text_stream("stderr")
+    ) as bar:
+        summary = run_backlog(instance, url, limit=limit, batch_size=batch_size, mode=mode,
+                              on_batch=lambda cards, _status: bar.update(cards))
+    click.echo(summary.line())
+    if summary.halted:
+        click.echo("stopped: the operating envelope tripped; see `stage-e trips list`", err=True)
+    if summary.failed_runs:
+        click.echo(f"failed runs: {', '.join(summary.failed_runs)}", err=True)
+        raise SystemExit(1)
+
+
+def _attach_groups() -> None:
+    from stage_e_dagster.commands.review import review, vote
+    from stage_e_dagster.commands.trips import trips
+    from stage_e_dagster.demo.cli import demo
+
+    for command in (demo, review, vote, trips):
+        main.add_command(command)
 
 
 _attach_groups()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import os
 import re
@@ -21,10 +22,13 @@ pytestmark = pytest.mark.slow
 WORKER_PID = re.compile(r"pid=(\d+)")
 
 
-def _run_batch(url: str, ids: list[int], holder: str, max_slots: int, wait: float) -> None:
+def _run_batch(url: str, ids: list[int], holder: str, max_slots: int, wait: float, out: str = "") -> None:
     settings = PoolSettings(workers=2, engine="tesserocr", holder=holder,
                             slots={"database_url": url, "max_slots": max_slots, "wait_seconds": wait})
-    run_stage_c(url, ids, holder, settings, force=True)
+    counters = run_stage_c(url, ids, holder, settings, force=True)
+    if out:
+        with open(out, "w") as handle:
+            json.dump(counters.as_dict(), handle)
 
 
 def _watch_holders(url: str, stop: threading.Event, seen: list[list[int]]) -> None:
@@ -42,7 +46,9 @@ def test_two_batches_at_once_never_exceed_the_slot_cap(db_url, tmp_path):
     watcher = threading.Thread(target=_watch_holders, args=(db_url, stop, seen))
     watcher.start()
     ctx = mp.get_context("spawn")
-    batches = [ctx.Process(target=_run_batch, args=(db_url, ids, f"batch-{i}", 1, 30.0)) for i in range(2)]
+    outputs = [tmp_path / f"batch-{i}.json" for i in range(2)]
+    batches = [ctx.Process(target=_run_batch, args=(db_url, ids, f"batch-{i}", 1, 120.0, str(outputs[i])))
+               for i in range(2)]
     try:
         for proc in batches:
             proc.start()
@@ -52,6 +58,8 @@ def test_two_batches_at_once_never_exceed_the_slot_cap(db_url, tmp_path):
         stop.set()
         watcher.join()
     assert [p.exitcode for p in batches] == [0, 0]
+    extracted = [json.loads(out.read_text())["extracted"] for out in outputs]
+    assert extracted == [6, 6], "both batches should have extracted, one after the other"
     assert max(len(s) for s in seen) == 1, "more OCR workers held slots than the cap of 1"
     holders = {pid for s in seen for pid in s}
     assert len(holders) >= 2, "each batch's worker should have held the slot in turn"

@@ -9,6 +9,7 @@ from typing import Any
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
 
 from stage_e_dagster.assets.batch import batch_from_run_config
+from stage_e_dagster.db import ledger
 from stage_e_dagster.db.stage_d_run import run_stage_d
 from stage_e_dagster.resources.database import AppDatabase
 
@@ -42,6 +43,7 @@ def printing_votes(
     """Machine votes and review routing for the batch's cards, then their consensus."""
     card_ids = list(config.card_ids) or list(batch_from_run_config(context.run.run_config).card_ids)
     counters = run_stage_d(database.url, card_ids, context.run.run_id, config.policy)
+    ledger.merge_counters(database.url, context.run.run_id, {"stage_d": counters})
     context.log.info(
         f"stage D: {counters['cards_processed']} cards, {counters['votes_cast']} votes cast, "
         f"{counters['already_voted']} already voted, {counters['routed_to_review']} routed to review"

@@ -27,7 +27,6 @@ from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import make_engine
 from stage_e_dagster.domain.scan_files import sha256_of
 
-READY_TIMEOUT_SECONDS = 120.0
 POLL_SECONDS = 0.25
 PR_SET_PDEATHSIG = 1
 
@@ -175,9 +174,7 @@ def run_pool(
     outcome.workers_started = count
     done: set[int] = set()
     try:
-        _await_slots(workers, result_q, outcome, on_tick)
-        if outcome.slots_held:
-            _feed(deque(tasks), workers, result_q, settings, on_result, on_tick, done, outcome)
+        _work(deque(tasks), workers, result_q, settings, on_result, on_tick, done, outcome)
         for worker in workers:
             worker.stop()
     finally:
@@ -195,6 +192,7 @@ class _Worker:
         self.index = index
         self.tasks = ctx.Queue()
         self.in_flight: dict[int, Task] = {}
+        self.answered = False  # it said whether it holds a slot
         self.ready = False
         self.proc = ctx.Process(target=_worker_main, args=(index, settings, known, os.getpid(), self.tasks, result_q),
                                 daemon=True, name=f"ocr-worker-{index}")
@@ -208,7 +206,8 @@ class _Worker:
         self.tasks.put(task)
 
     def stop(self) -> None:
-        if self.alive():
+        """Ask a slot-holding worker to finish; a worker still waiting for a slot is killed instead."""
+        if self.ready and self.alive():
             self.tasks.put(None)
             self.proc.join(timeout=10)
 
@@ -219,36 +218,22 @@ class _Worker:
         self.tasks.close()
 
 
-def _await_slots(workers: list[_Worker], result_q, outcome: PoolOutcome, on_tick) -> None:
-    answered: set[int] = set()
-    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-    while len(answered) < len(workers) and time.monotonic() < deadline:
-        try:
-            kind, index, payload = result_q.get(timeout=POLL_SECONDS)
-        except queue.Empty:
-            on_tick(_pids(workers))
-            answered |= {w.index for w in workers if not w.alive()}
-            continue
-        answered.add(index)
-        if kind == "ready":
-            workers[index].ready = True
-            outcome.slots_held.append(payload)
-        elif kind == "no-slot":
-            outcome.refused += 1
-        else:
-            outcome.errors.append(str(payload))
-
-
-def _feed(pending: deque[Task], workers: list[_Worker], result_q, settings: PoolSettings, on_result, on_tick,
+def _work(pending: deque[Task], workers: list[_Worker], result_q, settings: PoolSettings, on_result, on_tick,
           done: set[int], outcome: PoolOutcome) -> None:
-    per_worker = max(1, settings.max_in_flight // max(1, len(outcome.slots_held))) if settings.max_in_flight else 2
+    """Feed tasks to workers as soon as each one holds a slot; workers still waiting for a slot when the work
+    runs out are killed (they hold none). Ends when every task is done or no worker is left to do it."""
+    per_worker = 2
+    if settings.max_in_flight:
+        per_worker = max(1, settings.max_in_flight // len(workers))
     while True:
-        usable = [w for w in workers if w.ready and w.alive()]
-        for worker in usable:
+        ready = [w for w in workers if w.ready and w.alive()]
+        for worker in ready:
             while pending and len(worker.in_flight) < per_worker:
                 worker.send(pending.popleft())
-        if not any(w.in_flight for w in usable):
-            if pending and not usable:
+        busy = any(w.in_flight for w in ready)
+        waiting = any(not w.answered and w.alive() for w in workers)
+        if not busy and (not pending or not waiting):
+            if pending and outcome.slots_held:
                 outcome.errors.append("every OCR worker exited before the batch finished")
             return
         try:
@@ -256,15 +241,26 @@ def _feed(pending: deque[Task], workers: list[_Worker], result_q, settings: Pool
         except queue.Empty:
             on_tick(_pids(workers))
             for worker in workers:
-                if worker.ready and not worker.alive() and worker.in_flight:
-                    outcome.errors.append(f"OCR worker {worker.index} died with {len(worker.in_flight)} cards")
-                    worker.in_flight.clear()
+                if not worker.alive():
+                    worker.answered = True
+                    if worker.in_flight:
+                        outcome.errors.append(f"OCR worker {worker.index} died with {len(worker.in_flight)} cards")
+                        worker.in_flight.clear()
             continue
-        if kind != "result":
+        worker = workers[index]
+        if kind == "result":
+            worker.in_flight.pop(payload.card_id, None)
+            done.add(payload.card_id)
+            on_result(payload)
             continue
-        workers[index].in_flight.pop(payload.card_id, None)
-        done.add(payload.card_id)
-        on_result(payload)
+        worker.answered = True
+        if kind == "ready":
+            worker.ready = True
+            outcome.slots_held.append(payload)
+        elif kind == "no-slot":
+            outcome.refused += 1
+        else:
+            outcome.errors.append(str(payload))
 
 
 def _pids(workers: list[_Worker]) -> list[int]:

@@ -1,0 +1,50 @@
+"""End-to-end helpers: a generated demo corpus in Postgres and the real `micro_batch` job with test resources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster import Definitions, JobDefinition
+
+from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
+from stage_e_dagster.db.ingest import ingest_directory
+from stage_e_dagster.demo.generate import generate
+from stage_e_dagster.jobs import micro_batch
+from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.resources.envelope import Envelope
+from stage_e_dagster.resources.ocr_engine import OcrSettings
+from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.resources.stream import StreamControl
+
+
+def load_demo(db_url: str, root: Path, cards: int = 60, printings: int = 80, seed: int = 11) -> Path:
+    """Generate a demo corpus under `root`, import its catalogue and symbols, ingest its scans."""
+    generate(root, printings=printings, cards=cards, seed=seed, degraded_fraction=0.2, workers=2)
+    summary = import_catalog(db_url, root / "catalog.json")
+    store_symbol_hashes(db_url, root / "symbols", summary)
+    ingest_directory(db_url, root / "scans", "demo")
+    return root
+
+
+def resources(db_url: str, **overrides) -> dict:
+    """The production resource set pointed at a test database."""
+    base = {
+        "database": AppDatabase(database_url=db_url),
+        "ocr_slots": OcrSlots(database_url=db_url, max_slots=2),
+        "ocr": OcrSettings(throttle_retries=1, throttle_backoff_seconds=1),
+        "envelope": Envelope(database_url=db_url, host_load_ceiling=1000.0),
+        "stream": StreamControl(batch_size=25, max_runs_per_tick=5),
+    }
+    base.update(overrides)
+    return base
+
+
+def micro_batch_job(db_url: str, **overrides) -> JobDefinition:
+    """The real `micro_batch` job bound to test resources."""
+    from stage_e_dagster.assets.stage_c import image_evidence
+    from stage_e_dagster.assets.stage_d import printing_votes
+    from stage_e_dagster.assets.stage_e import dispatch_outcome
+
+    defs = Definitions(assets=[image_evidence, printing_votes, dispatch_outcome], jobs=[micro_batch],
+                       resources=resources(db_url, **overrides))
+    return defs.resolve_job_def("micro_batch")

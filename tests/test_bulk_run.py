@@ -1,0 +1,56 @@
+"""BULK mode: `stage-e run` drives the backlog through micro_batch in-process, recording runs in the instance."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+
+import pytest
+from click.testing import CliRunner
+from dagster import DagsterInstance, RunsFilter
+from sqlalchemy.engine import make_url
+
+from stage_e_dagster.cli import main
+from stage_e_dagster.runtime import PROJECT_ROOT
+from tests.stage_c_helpers import rows, seed_scans
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def dagster_env(pg_server_url, db_url, tmp_path, monkeypatch):
+    """Environment of an operator's shell: app DB, Dagster storage DB and a DAGSTER_HOME with dagster.yaml."""
+    from tests.conftest import _admin
+
+    name = f"dg_{uuid.uuid4().hex[:10]}"
+    admin = _admin(pg_server_url)
+    with admin.cursor() as cur:
+        cur.execute(f'CREATE DATABASE "{name}"')
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copyfile(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("STAGE_E_DATABASE_URL", db_url)
+    monkeypatch.setenv("STAGE_E_DAGSTER_DATABASE_URL",
+                       make_url(pg_server_url).set(database=name).render_as_string(hide_password=False))
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    yield home
+    with admin.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin.close()
+
+
+def test_run_drains_the_backlog_in_batches_and_records_runs(db_url, tmp_path, dagster_env):
+    seed_scans(db_url, tmp_path, cards=8)
+    runner = CliRunner()
+    first = runner.invoke(main, ["run", "--batch-size", "3", "--limit", "6"])
+    assert first.exit_code == 0, first.output
+    assert "2 runs over 6 cards; ledger: 2 completed" in first.output
+    rest = runner.invoke(main, ["run", "--batch-size", "3"])
+    assert rest.exit_code == 0 and "1 runs over 2 cards; ledger: 1 completed" in rest.output
+    idle = runner.invoke(main, ["run"])
+    assert idle.exit_code == 0 and "0 runs over 0 cards" in idle.output
+    with DagsterInstance.get() as instance:
+        runs = instance.get_runs(RunsFilter(job_name="micro_batch"))
+    assert len(runs) == 3 and all(r.tags["stage_e/trigger"] == "bulk" for r in runs)
+    assert rows(db_url, "SELECT DISTINCT trigger, mode, status FROM dispatch_ledger") == [("bulk", "bulk", "completed")]
+    assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(8,)]

@@ -1,0 +1,55 @@
+"""End to end: generated scans -> card_stream sensor -> micro_batch runs -> evidence, votes, review, ledger."""
+
+from __future__ import annotations
+
+import pytest
+from dagster import DagsterInstance, SensorResult, build_sensor_context
+
+from stage_e_dagster.db import ledger
+from stage_e_dagster.sensors.card_stream import card_stream
+from tests.e2e_helpers import load_demo, micro_batch_job, resources
+from tests.stage_c_helpers import rows
+
+pytestmark = pytest.mark.slow
+
+
+def _tick(instance, db_url, cursor=None):
+    res = resources(db_url)
+    with build_sensor_context(instance=instance, cursor=cursor,
+                              resources={"database": res["database"], "stream": res["stream"]}) as ctx:
+        return card_stream(ctx)
+
+
+def test_stream_to_completed_ledger(db_url, tmp_path):
+    load_demo(db_url, tmp_path / "demo", cards=60)
+    instance = DagsterInstance.ephemeral()
+    result = _tick(instance, db_url)
+    assert isinstance(result, SensorResult)
+    requests = result.run_requests
+    assert [len(r.run_config["ops"]["image_evidence"]["config"]["card_ids"]) for r in requests] == [25, 25, 10]
+    job = micro_batch_job(db_url)
+    for request in requests:
+        run = job.execute_in_process(run_config=request.run_config, instance=instance, tags=request.tags)
+        assert run.success
+        assert ledger.get(db_url, run.run_id).status == "completed"
+
+    unfinished = rows(db_url, """
+        SELECT c.identifier FROM card c
+        WHERE NOT EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id AND e.content_sha256 = c.content_sha256)
+           OR NOT (EXISTS (SELECT 1 FROM card_printing_tag t WHERE t.card_id = c.id)
+                   OR EXISTS (SELECT 1 FROM card_scan_log l WHERE l.card_id = c.id AND l.skip_reason = 'to-review'))
+    """)
+    assert unfinished == []
+    statuses = rows(db_url, "SELECT status, count(*) FROM dispatch_ledger GROUP BY status")
+    assert statuses == [("completed", 3)]
+    counters = ledger.get(db_url, run.run_id).counters
+    assert {"stage_c", "stage_d", "stage_e"} <= set(counters)
+
+    again = _tick(instance, db_url, cursor=result.cursor)
+    assert not getattr(again, "run_requests", None), "a second tick must not request the same cards again"
+    rerun = job.execute_in_process(run_config=requests[0].run_config, instance=instance)
+    assert rerun.success
+    assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(60,)]
+    duplicates = rows(db_url, "SELECT card_id, anonymous_id, printing_id, count(*) FROM card_printing_tag "
+                              "GROUP BY 1, 2, 3 HAVING count(*) > 1")
+    assert duplicates == []

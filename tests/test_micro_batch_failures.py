@@ -1,0 +1,100 @@
+"""The real `micro_batch` job when things go wrong: throttling, an envelope breach, and a SIGKILL mid Stage C."""
+
+import multiprocessing as mp
+import os
+import signal
+import time
+
+import dagster as dg
+import pytest
+
+from stage_e_dagster.assets.batch import BatchSpec
+from stage_e_dagster.db import ledger, trips
+from stage_e_dagster.db.slot_holders import list_slot_holders
+from stage_e_dagster.resources.envelope import Envelope
+from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.resources.stream import StreamControl
+from stage_e_dagster.sensors.card_stream import card_stream
+from tests.e2e_helpers import micro_batch_job, resources
+from tests.stage_c_helpers import card_ids, rows, seed_scans
+from tests.test_run_failures import Ticker
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def batch(db_url, tmp_path) -> BatchSpec:
+    seed_scans(db_url, tmp_path, cards=6)
+    return BatchSpec(tuple(sorted(card_ids(db_url).values())), trigger="card-event", mode="passive")
+
+
+def _stream_tick(instance, db_url):
+    res = {"database": resources(db_url)["database"], "stream": StreamControl(batch_size=10)}
+    with dg.build_sensor_context(instance=instance, resources=res) as ctx:
+        return card_stream(ctx)
+
+
+def test_no_free_slot_retries_then_closes_the_batch_throttled(db_url, batch):
+    job = micro_batch_job(db_url)
+    with OcrSlots(database_url=db_url, max_slots=2).acquire(2) as held:
+        assert held == [0, 1]
+        result = job.execute_in_process(run_config=batch.run_config(), instance=dg.DagsterInstance.ephemeral())
+    assert result.success
+    skipped = {e.step_key for e in result.all_events if e.event_type_value == "STEP_SKIPPED"}
+    assert skipped == {"printing_votes", "dispatch_outcome"}
+    row = ledger.get(db_url, result.run_id)
+    assert row.status == "throttled" and "no OCR slot" in row.failure_reason
+    assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
+    retries = [e for e in result.all_events if e.event_type_value == "STEP_UP_FOR_RETRY"]
+    assert len(retries) == 1
+
+
+def test_envelope_breach_halts_the_stream_until_acknowledged(db_url, batch, pg_dagster_instance):
+    instance = pg_dagster_instance
+    ticker = Ticker(instance, db_url)
+    ticker.tick()
+    tripping = Envelope(database_url=db_url, host_load_ceiling=1e9, rss_ceiling_mb=1.0)
+    result = micro_batch_job(db_url, envelope=tripping).execute_in_process(
+        run_config=batch.run_config(), instance=instance, raise_on_error=False)
+    assert not result.success
+    ticker.tick()
+    ticker.tick()
+    (trip,) = trips.open_trips(db_url)
+    assert trip.run_id == result.run_id and trip.bar == "rss"
+    assert ledger.get(db_url, result.run_id).status == "halted"
+    halted = _stream_tick(instance, db_url)
+    assert isinstance(halted, dg.SkipReason) and trip.id in halted.skip_message
+    trips.acknowledge(db_url, trip.id, "raised the memory ceiling")
+    reopened = _stream_tick(instance, db_url)
+    assert [len(r.run_config["ops"]["image_evidence"]["config"]["card_ids"]) for r in reopened.run_requests] == [6]
+
+
+def _execute(db_url: str, spec: BatchSpec) -> None:
+    micro_batch_job(db_url).execute_in_process(run_config=spec.run_config(),
+                                               instance=dg.DagsterInstance.ephemeral())
+
+
+def test_sigkill_mid_stage_c_never_leaves_completed_and_a_rerun_completes(db_url, tmp_path):
+    seed_scans(db_url, tmp_path, cards=14)
+    spec = BatchSpec(tuple(sorted(card_ids(db_url).values())), trigger="card-event", mode="passive")
+    child = mp.get_context("spawn").Process(target=_execute, args=(db_url, spec))
+    child.start()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list_slot_holders(db_url):
+        time.sleep(0.05)
+    assert list_slot_holders(db_url), "Stage C never started"
+    time.sleep(0.5)
+    os.kill(child.pid, signal.SIGKILL)
+    child.join(timeout=10)
+    (killed,) = rows(db_url, "SELECT run_id, status FROM dispatch_ledger")
+    assert killed[1] == "running"
+    time.sleep(2)
+    assert list_slot_holders(db_url) == []
+    rerun = micro_batch_job(db_url).execute_in_process(run_config=spec.run_config(),
+                                                      instance=dg.DagsterInstance.ephemeral())
+    assert rerun.success
+    assert ledger.get(db_url, rerun.run_id).status == "completed"
+    assert ledger.get(db_url, killed[0]).status == "running"
+    assert rows(db_url, "SELECT count(*), count(DISTINCT card_id) FROM image_evidence") == [(14, 14)]
+    assert rows(db_url, "SELECT count(*) FROM (SELECT card_id, anonymous_id, printing_id FROM card_printing_tag "
+                        "GROUP BY 1, 2, 3 HAVING count(*) > 1) d") == [(0,)]
