@@ -89,14 +89,14 @@ def _base(gray: Image.Image, height: float) -> Image.Image:
 
 
 def collector_variants(height: int = COLLECTOR_CROP_HEIGHT) -> list[Variant]:
-    """Preprocessing variants: two cheap, differently scaled ones first (so their errors are independent),
-    then heavier ones (denoise, sharpen, other thresholds and scales, the opposite polarity)."""
+    """Preprocessing variants, cheapest first: binarised at two scales, greyscale, then heavier ones (denoise,
+    sharpen, other thresholds and scales, the opposite polarity). Neighbours differ so their errors do not."""
     return [
         lambda g: _pad(_binarise(_base(g, height))),
         lambda g: _pad(_binarise(_base(g, height * 0.8))),
-        lambda g: _pad(_binarise(_base(g, height * 0.8).filter(ImageFilter.SHARPEN), offset=15)),
-        lambda g: _pad(_binarise(_base(g.filter(ImageFilter.MedianFilter(3)), height * 1.12), offset=-20)),
         lambda g: _pad(_base(g, height * 0.96)),
+        lambda g: _pad(_binarise(_base(g.filter(ImageFilter.MedianFilter(3)), height * 1.12), offset=-20)),
+        lambda g: _pad(_binarise(_base(g, height * 0.8).filter(ImageFilter.SHARPEN), offset=15)),
         lambda g: _pad(_base(g, height * 1.2)),
         lambda g: _pad(ImageOps.invert(_binarise(_base(g, height)))),
     ]

@@ -17,6 +17,8 @@ _GLYPH_DELTA = 48
 # Edge-touching regions are dropped as frame when the interior regions span this share of the shorter side.
 _MIN_INTERIOR_EXTENT = 0.25
 _WORK_SIDE = 128
+# The glyph is hashed at no more than this many pixels across, about its size on a 1040 px scan.
+_GLYPH_SIDE = 40
 # Symbol-hash bits whose DCT term lies within this share of the DC term above the median read as 0.
 _TIE_MARGIN = 0.01
 
@@ -99,22 +101,32 @@ def _glyph_mask(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return soft, mask
 
 
+def _glyph_pass(gray_img: Image.Image) -> tuple[np.ndarray, np.ndarray]:
+    gray = np.asarray(gray_img.filter(ImageFilter.GaussianBlur(0.6)), dtype=np.uint8)
+    return _glyph_mask(gray)
+
+
 def symbol_phash(img: Image.Image) -> int:
     """Canonical hash of a set-symbol glyph on a plain background, as a signed 64-bit integer.
 
-    Grayscale and autocontrast, take the background as the dominant grey level, trim to the bounding box of
-    the glyph (connected regions that differ from the background; regions touching the edge are treated as frame
-    when the interior holds the glyph), pad to a square and hash the polarity-free glyph intensity, so a dark
-    glyph on a light bar and a light glyph on a dark bar of the same shape hash alike.
+    Grayscale and autocontrast, take the background as the dominant grey level, find the glyph (connected
+    regions that differ from the background; regions touching the edge are treated as frame when the interior
+    holds the glyph), rescale so the glyph spans at most `_GLYPH_SIDE` pixels (a 128 px reference and a 30 px
+    scan glyph then lose the same fine detail), trim to it, pad to a square and hash the polarity-free glyph
+    intensity, so a dark glyph on a light plate and a light glyph on a dark plate of the same shape hash alike.
     """
     rgb = _opaque_rgb(img)
     scale = _WORK_SIDE / max(rgb.size)
     if scale < 1:
         size = (max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale)))
         rgb = rgb.resize(size, Image.BILINEAR)
-    gray_img = ImageOps.autocontrast(rgb.convert("L"), cutoff=1).filter(ImageFilter.GaussianBlur(0.6))
-    gray = np.asarray(gray_img, dtype=np.uint8)
-    soft, mask = _glyph_mask(gray)
+    gray_img = ImageOps.autocontrast(rgb.convert("L"), cutoff=1)
+    soft, mask = _glyph_pass(gray_img)
+    extent = _extent(mask)
+    if extent > _GLYPH_SIDE:
+        factor = _GLYPH_SIDE / extent
+        size = (max(1, round(gray_img.width * factor)), max(1, round(gray_img.height * factor)))
+        soft, mask = _glyph_pass(gray_img.resize(size, Image.BOX))
     if mask.any():
         rows = np.flatnonzero(mask.any(axis=1))
         cols = np.flatnonzero(mask.any(axis=0))
