@@ -153,11 +153,19 @@ class PytesseractEngine:
         return text
 
 
+_shared_tesserocr: TesserocrEngine | None = None
+
+
 def make_engine(name: str = "tesserocr") -> OcrEngine:
-    """An engine by name, checked to be runnable; raises `OcrUnavailableError` naming what is missing."""
+    """An engine by name, checked to be runnable; raises `OcrUnavailableError` naming what is missing.
+
+    "tesserocr" returns one engine per process (its API is created once, on first use in each process).
+    """
+    global _shared_tesserocr
     if name == "tesserocr":
-        engine = TesserocrEngine()
+        engine = _shared_tesserocr or TesserocrEngine()
         engine._ensure_api()
+        _shared_tesserocr = engine
         return engine
     if name == "pytesseract":
         py_engine = PytesseractEngine()
