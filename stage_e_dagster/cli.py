@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -168,9 +169,10 @@ def dev(host: str, port: int) -> None:
     except PostgresStartError as err:
         raise click.ClickException(str(err)) from err
     click.echo(f"Dagster UI on http://{host}:{port} (Ctrl-C stops it; the database keeps running)")
-    argv = ["dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", host, "-p", str(port)]
+    argv = [sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"),
+            "-h", host, "-p", str(port)]
     os.chdir(PROJECT_ROOT)
-    os.execvp(argv[0], argv)
+    os.execv(argv[0], argv)
 
 
 @main.command("run")

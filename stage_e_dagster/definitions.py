@@ -33,6 +33,11 @@ def _int(name: str) -> int | None:
     return int(value) if value else None
 
 
+def _float(name: str) -> float | None:
+    value = os.environ.get(name)
+    return float(value) if value else None
+
+
 defs = Definitions(
     assets=[image_evidence, printing_votes, dispatch_outcome],
     jobs=[micro_batch, acknowledge_envelope_trip],
@@ -42,7 +47,7 @@ defs = Definitions(
         "database": AppDatabase(database_url=DATABASE_URL),
         "ocr_slots": OcrSlots(database_url=DATABASE_URL, max_slots=_int("STAGE_E_OCR_MAX_SLOTS")),
         "ocr": OcrSettings(engine=os.environ.get("STAGE_E_OCR_ENGINE", "tesserocr")),
-        "envelope": Envelope(database_url=DATABASE_URL),
+        "envelope": Envelope(database_url=DATABASE_URL, host_load_ceiling=_float("STAGE_E_HOST_LOAD_CEILING")),
         "stream": StreamControl(
             enabled=_flag("STAGE_E_STREAMING", True),
             batch_size=_int("STAGE_E_BATCH_SIZE") or 100,
