@@ -169,3 +169,15 @@ def test_mutated_files_never_raise(scan: Image.Image, engine: OcrEngine) -> None
             cut = bytes(data[: rng.randint(1, len(data))]) if rng.random() < 0.3 else bytes(data)
             result = extract_evidence(cut, known_set_codes={"m20"}, engine=engine)
             assert isinstance(result, Evidence | EvidenceSkip)
+
+
+@pytest.mark.parametrize(
+    ("size", "mode"),
+    [((32, 5000), "RGB"), ((5000, 32), "1"), ((5000, 32), "RGB"), ((6000, 6000), "L"), ((33, 33), "I"),
+     ((40, 900), "F"), ((900, 40), "CMYK"), ((33, 700), "RGBA")],
+)
+def test_blank_and_extreme_shapes_give_evidence_not_errors(engine: OcrEngine, size: tuple[int, int], mode: str) -> None:
+    fmt = "TIFF" if mode in ("I", "F") else "JPEG" if mode == "CMYK" else "PNG"
+    result = extract_evidence(encode(Image.new(mode, size), fmt), known_set_codes={"m20"}, engine=engine)
+    assert isinstance(result, Evidence)
+    assert result.bleed_class == "ambiguous" and result.collector_number is None

@@ -15,6 +15,8 @@ from stage_e_dagster.domain.evidence.parse import CollectorParse, parse_collecto
 COLLECTOR_CROP_HEIGHT = 150
 LEGAL_CROP_HEIGHT = 120
 _PAD = 12
+# Wider crops only come from images that are not card-shaped; cap them below Tesseract's limits.
+_MAX_WIDTH = 4000
 
 Variant = Callable[[Image.Image], Image.Image]
 
@@ -34,7 +36,7 @@ class CollectorReading:
 
 def _scaled(gray: Image.Image, height: float, factor: float = 1.0) -> Image.Image:
     target = max(8, round(height * factor))
-    width = max(8, round(gray.width * target / gray.height))
+    width = min(_MAX_WIDTH, max(8, round(gray.width * target / max(1, gray.height))))
     return gray.resize((width, target), Image.LANCZOS)
 
 

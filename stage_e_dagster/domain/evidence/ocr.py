@@ -110,7 +110,10 @@ class TesserocrEngine:
             api.SetPageSegMode(psm)
             api.SetVariable("tessedit_char_whitelist", whitelist or "")
             api.SetImage(image)
-            text: str = api.GetUTF8Text()
+            try:
+                text: str = api.GetUTF8Text()
+            except RuntimeError:  # Tesseract refuses the image (degenerate size): it holds no text
+                text = ""
             api.Clear()
         return text
 
@@ -149,7 +152,10 @@ class PytesseractEngine:
             config += f" --tessdata-dir {shlex.quote(str(self._tessdata))}"
         if whitelist:
             config += f" -c tessedit_char_whitelist={shlex.quote(whitelist)}"
-        text: str = pytesseract.image_to_string(image, lang=LANG, config=config)
+        try:
+            text: str = pytesseract.image_to_string(image, lang=LANG, config=config)
+        except pytesseract.TesseractError:  # Tesseract refuses the image (degenerate size): it holds no text
+            text = ""
         return text
 
 
