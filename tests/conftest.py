@@ -43,7 +43,7 @@ def pg_server_url() -> Iterator[str]:
     if configured:
         yield normalise_url(configured)
         return
-    if os.environ.get("STAGE_E_TEST_USE_TESTCONTAINERS") == "1":
+    if os.environ.get("STAGE_E_TEST_NO_DOCKER") != "1":
         ok, _why = docker_available()
         if ok:
             from testcontainers.postgres import PostgresContainer

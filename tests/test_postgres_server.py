@@ -83,3 +83,15 @@ def test_start_waits_for_readiness(home):
     started = time.monotonic()
     status = EmbeddedPostgres(home / "pg").start(databases=("x",))
     assert status.running and time.monotonic() - started < 60
+
+
+def test_slots_command_lists_holders(home, monkeypatch):
+    from stage_e_dagster.db.urls import app_database_url
+    from stage_e_dagster.resources.ocr_slots import OcrSlots
+
+    runner = CliRunner()
+    assert runner.invoke(main, ["slots"]).output.strip() == "no OCR slots held"
+    with OcrSlots(database_url=app_database_url(), max_slots=1).acquire(1, holder="run-xyz") as held:
+        assert held == [0]
+        listing = runner.invoke(main, ["slots"])
+    assert listing.exit_code == 0 and "run-xyz" in listing.output
