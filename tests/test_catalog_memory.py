@@ -38,5 +38,6 @@ def test_peak_memory_does_not_grow_with_the_file(db_url, tmp_path):
     assert (first["printings"], second["printings"]) == (2_000, 20_000)
     growth_mb = (second["peak_kb"] - first["peak_kb"]) / 1024
     file_mb = large.stat().st_size / 1e6
-    print(f"peak RSS {first['peak_kb'] // 1024} MB for 2k printings, {second['peak_kb'] // 1024} MB for 20k ({file_mb:.1f} MB file)")
+    print(f"peak RSS {first['peak_kb'] // 1024} MB for 2k printings, "
+          f"{second['peak_kb'] // 1024} MB for 20k ({file_mb:.1f} MB file)")
     assert growth_mb < 15, f"peak grew {growth_mb:.1f} MB importing a {file_mb:.1f} MB file"
