@@ -6,8 +6,11 @@ assets read the same batch from `context.run.run_config`, so one RunRequest conf
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
+
+from stage_e_dagster.domain.consensus import POLICY_VAR
 
 FIRST_ASSET = "image_evidence"
 TRIGGERS = ("card-event", "backstop-sweep", "manual", "bulk")
@@ -48,3 +51,14 @@ def batch_from_run_config(run_config: dict[str, Any]) -> BatchSpec:
         mode=config.get("mode", "passive"),
         force=bool(config.get("force", False)),
     )
+
+
+def default_policy() -> str:
+    """The consensus policy of runs that do not name one: `$STAGE_E_CONSENSUS_POLICY`, else `funnel`."""
+    return os.environ.get(POLICY_VAR) or "funnel"
+
+
+def policy_from_run_config(run_config: dict[str, Any]) -> str:
+    """The policy `printing_votes` was configured with in this run, else the default."""
+    votes = (run_config or {}).get("ops", {}).get("printing_votes") or {}
+    return (votes.get("config") or {}).get("policy") or default_policy()

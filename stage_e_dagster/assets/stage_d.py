@@ -7,8 +7,9 @@ It depends on `image_evidence` by key only: data passes through Postgres, not an
 from typing import Any
 
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+from pydantic import Field
 
-from stage_e_dagster.assets.batch import batch_from_run_config
+from stage_e_dagster.assets.batch import batch_from_run_config, default_policy
 from stage_e_dagster.db import ledger
 from stage_e_dagster.db.stage_d_run import run_stage_d
 from stage_e_dagster.resources.database import AppDatabase
@@ -23,7 +24,7 @@ class PrintingVotesConfig(Config):
     """Which cards to process (empty: the run's batch) and the consensus policy (`funnel` or `machine-quorum`)."""
 
     card_ids: list[int] = []
-    policy: str = "funnel"
+    policy: str = Field(default_factory=default_policy, description="funnel or machine-quorum.")
 
 
 def stage_d_metadata(counters: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from stage_e_dagster.assets.batch import batch_from_run_config
+from stage_e_dagster.assets.batch import batch_from_run_config, policy_from_run_config
 from stage_e_dagster.db import ledger
 from stage_e_dagster.db.consensus_store import in_transaction, recompute_consensus
 from stage_e_dagster.db.engine import get_engine
@@ -16,17 +16,12 @@ from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 
 
-def _policy(run_config: dict) -> str:
-    votes = (run_config or {}).get("ops", {}).get("printing_votes") or {}
-    return (votes.get("config") or {}).get("policy", "funnel")
-
-
 @asset(group_name="stage_e", deps=["printing_votes"], description=__doc__)
 def dispatch_outcome(context: AssetExecutionContext, database: AppDatabase, envelope: Envelope) -> MaterializeResult:
     batch = batch_from_run_config(context.run.run_config)
     envelope.check(mode=batch.mode)
     url, run_id = database.url, context.run.run_id
-    policy = _policy(context.run.run_config)
+    policy = policy_from_run_config(context.run.run_config)
     result, _ = in_transaction(get_engine(url), lambda conn: recompute_consensus(conn, batch.card_ids, policy))
     row = ledger.get(url, run_id)
     elapsed = (datetime.now(UTC) - row.started_at).total_seconds() if row else None

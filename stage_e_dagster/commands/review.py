@@ -6,9 +6,7 @@ import click
 
 from stage_e_dagster.db.server import PostgresStartError
 from stage_e_dagster.db.urls import app_database_url
-from stage_e_dagster.domain.consensus import POLICIES
-
-POLICY_VAR = "STAGE_E_CONSENSUS_POLICY"
+from stage_e_dagster.domain.consensus import POLICIES, POLICY_VAR
 
 
 def _url() -> str:

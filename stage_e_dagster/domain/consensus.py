@@ -20,6 +20,8 @@ NO_MATCH = "no_match"
 Outcome = int | str  # a printing id, or NO_MATCH
 
 POLICIES = ("funnel", "machine-quorum")
+POLICY_VAR = "STAGE_E_CONSENSUS_POLICY"
+"""Environment variable naming the policy the pipeline and `stage-e vote` use (default `funnel`)."""
 MACHINE_SOURCE = "ocr"
 SOURCE_WEIGHTS = {"user": 1.0, "admin": 5.0, MACHINE_SOURCE: 0.5}
 MACHINE_CAP_PER_OUTCOME = 1.0
