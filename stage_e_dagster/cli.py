@@ -100,7 +100,7 @@ def catalog_import(file: Path, symbols: Path | None) -> None:
 
     url = _app_url()
     size = file.stat().st_size
-    with click.progressbar(length=size, label="importing", show_pos=False, file=click.get_text_stream("stderr")) as bar:
+    with click.progressbar(length=size, label="importing", show_pos=False, file=sys.stderr) as bar:
         done = [0]
 
         def progress(position: int) -> None:
@@ -136,7 +136,7 @@ def ingest(directory: Path, source_key: str) -> None:
 
     url = _app_url()
     total = sum(len(files) for _d, _s, files in os.walk(directory))
-    with click.progressbar(length=total, label="ingesting", file=click.get_text_stream("stderr")) as bar:
+    with click.progressbar(length=total, label="ingesting", file=sys.stderr) as bar:
         summary = ingest_directory(url, directory, source_key, on_file=lambda _id: bar.update(1))
     for identifier in summary.unreadable:
         click.echo(f"unreadable image: {identifier}", err=True)
@@ -204,7 +204,7 @@ def run_backlog_command(limit: int | None, batch_size: int, mode: str) -> None:
     backlog = count_needing_work(url)
     total = min(backlog, limit) if limit else backlog
     with DagsterInstance.get() as instance, click.progressbar(
-        length=total, label=f"{mode} run", file=click.get_text_stream("stderr")
+        length=total, label=f"{mode} run", file=sys.stderr
     ) as bar:
         summary = run_backlog(instance, url, limit=limit, batch_size=batch_size, mode=mode,
                               on_batch=lambda cards, _status: bar.update(cards))

@@ -12,6 +12,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg2
@@ -67,6 +68,22 @@ def _admin(url: str):
     return conn
 
 
+@contextmanager
+def scratch_database(server_url: str, prefix: str, template: str | None = None) -> Iterator[str]:
+    """A new database on the test server (empty, or cloned from `template`), dropped afterwards; yields its URL."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    clone = f' TEMPLATE "{template}" STRATEGY FILE_COPY' if template else ""
+    admin = _admin(server_url)
+    try:
+        with admin.cursor() as cur:
+            cur.execute(f'CREATE DATABASE "{name}"{clone}')
+        yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
 @pytest.fixture(scope="session")
 def template_url(pg_server_url: str) -> str:
     """A database migrated to head that per-test databases are cloned from."""
@@ -83,20 +100,11 @@ def template_url(pg_server_url: str) -> str:
 @pytest.fixture
 def db_url(pg_server_url: str, template_url: str) -> Iterator[str]:
     """A fresh, migrated database for one test."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    conn = _admin(pg_server_url)
-    with conn.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}" STRATEGY FILE_COPY')
-    url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
-    try:
-        yield url
-    finally:
-        from stage_e_dagster.db.engine import get_engine
+    from stage_e_dagster.db.engine import get_engine
 
+    with scratch_database(pg_server_url, "t", template=TEMPLATE) as url:
+        yield url
         get_engine.cache_clear()
-        with conn.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.close()
 
 
 @pytest.fixture
@@ -120,15 +128,21 @@ def pg_dagster_instance(pg_server_url: str):
     """A Dagster instance whose run and event storage is a Postgres database of its own, as in production."""
     import dagster as dg
 
-    name = f"dg_{uuid.uuid4().hex[:12]}"
-    admin = _admin(pg_server_url)
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
-    try:
+    with scratch_database(pg_server_url, "dg") as url:
         with dg.instance_for_test(overrides={"storage": {"postgres": {"postgres_url": url}}}) as instance:
             yield instance
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+
+
+@pytest.fixture(scope="module")
+def shared_instance():
+    from dagster import instance_for_test
+
+    with instance_for_test() as inst:
+        yield inst
+
+
+@pytest.fixture
+def instance(shared_instance):
+    """A real (sqlite-backed) Dagster instance with an empty run storage."""
+    shared_instance.wipe()
+    return shared_instance

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import shutil
-import uuid
 
 import pytest
 from click.testing import CliRunner
 from dagster import DagsterInstance, RunsFilter
-from sqlalchemy.engine import make_url
 
 from stage_e_dagster.cli import main
 from stage_e_dagster.runtime import PROJECT_ROOT
+from tests.conftest import scratch_database
 from tests.stage_c_helpers import rows, seed_scans
 
 pytestmark = pytest.mark.slow
@@ -20,23 +19,14 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def dagster_env(pg_server_url, db_url, tmp_path, monkeypatch):
     """Environment of an operator's shell: app DB, Dagster storage DB and a DAGSTER_HOME with dagster.yaml."""
-    from tests.conftest import _admin
-
-    name = f"dg_{uuid.uuid4().hex[:10]}"
-    admin = _admin(pg_server_url)
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copyfile(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
-    monkeypatch.setenv("STAGE_E_DATABASE_URL", db_url)
-    monkeypatch.setenv("STAGE_E_DAGSTER_DATABASE_URL",
-                       make_url(pg_server_url).set(database=name).render_as_string(hide_password=False))
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    yield home
-    with admin.cursor() as cur:
-        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.close()
+    with scratch_database(pg_server_url, "dg") as dagster_url:
+        monkeypatch.setenv("STAGE_E_DATABASE_URL", db_url)
+        monkeypatch.setenv("STAGE_E_DAGSTER_DATABASE_URL", dagster_url)
+        monkeypatch.setenv("DAGSTER_HOME", str(home))
+        yield home
 
 
 def test_run_drains_the_backlog_in_batches_and_records_runs(db_url, tmp_path, dagster_env):
