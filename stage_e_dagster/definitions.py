@@ -45,7 +45,10 @@ defs = Definitions(
     schedules=[backstop_sweep],
     resources={
         "database": AppDatabase(database_url=DATABASE_URL),
-        "ocr_slots": OcrSlots(database_url=DATABASE_URL, max_slots=_int("STAGE_E_OCR_MAX_SLOTS")),
+        # A batch waits a little for a slot before it throttles, so two queued batches on a one-slot host take
+        # turns instead of churning through step retries.
+        "ocr_slots": OcrSlots(database_url=DATABASE_URL, max_slots=_int("STAGE_E_OCR_MAX_SLOTS"),
+                              wait_seconds=_float("STAGE_E_OCR_WAIT_SECONDS") or 10.0),
         "ocr": OcrSettings(engine=os.environ.get("STAGE_E_OCR_ENGINE", "tesserocr")),
         "envelope": Envelope(database_url=DATABASE_URL, host_load_ceiling=_float("STAGE_E_HOST_LOAD_CEILING")),
         "stream": StreamControl(

@@ -10,9 +10,10 @@ from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteJobOr
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from sqlalchemy import text
 
+from stage_e_dagster.assets.batch import BatchSpec
 from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
+from stage_e_dagster.domain.work import DECIDED_BY
 
 # --- seeding (plain SQL, the way ingest, Stage C and Stage D leave rows behind) -------------------------------
 
@@ -39,11 +40,13 @@ def add_evidence(url: str, card_id: int, versions: dict[str, str] | None = None)
             {"id": card_id, "v": json.dumps(EXTRACTOR_VERSIONS if versions is None else versions)})
 
 
-def add_join_key_vote(url: str, card_id: int) -> None:
+def mark_decided(url: str, card_id: int) -> None:
+    """What Stage D leaves once its calculators decided (voted or abstained) on the card's current evidence."""
     with get_engine(url).begin() as conn:
         conn.execute(text(
-            "INSERT INTO card_printing_tag (card_id, is_no_match, anonymous_id, source, confidence) "
-            "VALUES (:id, true, :voter, 'ocr', 0.9)"), {"id": card_id, "voter": JOIN_KEY_ID})
+            "UPDATE image_evidence e SET decided_by = :decided FROM card c "
+            "WHERE c.id = e.card_id AND c.content_sha256 = e.content_sha256 AND c.id = :id"),
+            {"id": card_id, "decided": DECIDED_BY})
 
 
 def add_scan_log(url: str, card_id: int, voter: str, reason: str, for_current_bytes: bool = True) -> None:
@@ -72,7 +75,11 @@ _ORIGIN = RemoteJobOrigin(
 )
 
 
-def add_runs(instance: DagsterInstance, status: DagsterRunStatus, count: int, job: str = "micro_batch") -> None:
-    """Put runs straight into run storage (a queued run needs a job origin, so every one gets a stand-in)."""
+def add_runs(instance: DagsterInstance, status: DagsterRunStatus, count: int, job: str = "micro_batch",
+             card_ids: tuple[int, ...] = ()) -> None:
+    """Put runs straight into run storage (a queued run needs a job origin, so every one gets a stand-in),
+    each carrying `card_ids` as its batch."""
+    config = BatchSpec(card_ids).run_config()
     for _ in range(count):
-        instance.add_run(DagsterRun(job_name=job, run_id=str(uuid.uuid4()), status=status, remote_job_origin=_ORIGIN))
+        instance.add_run(DagsterRun(job_name=job, run_id=str(uuid.uuid4()), status=status, run_config=config,
+                                    remote_job_origin=_ORIGIN))

@@ -25,9 +25,9 @@ from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.backstop import CRON_VAR, TIMEZONE_VAR, backstop_sweep, build_backstop_sweep
 from tests.stream_helpers import (
     add_evidence,
-    add_join_key_vote,
     add_runs,
     add_scan_log,
+    mark_decided,
     reingest,
     seed_cards,
 )
@@ -67,19 +67,19 @@ def test_each_cursor_takes_the_cards_its_stage_needs(db_url):
     fresh, stale_versions, stale_bytes, c_skipped, no_outcome, no_evidence_abst, voted, busy, gone, abstained = ids
     add_evidence(db_url, stale_versions, {**EXTRACTOR_VERSIONS, "hashes": "hashes-v0"})
     add_evidence(db_url, stale_bytes)
-    add_join_key_vote(db_url, stale_bytes)
+    mark_decided(db_url, stale_bytes)
     reingest(db_url, stale_bytes)
     add_scan_log(db_url, c_skipped, STAGE_C_ID, "truncated-image")
     add_evidence(db_url, no_outcome)
     add_evidence(db_url, no_evidence_abst)
     add_scan_log(db_url, no_evidence_abst, JOIN_KEY_ID, "no-evidence")
     add_evidence(db_url, voted)
-    add_join_key_vote(db_url, voted)
+    mark_decided(db_url, voted)
     ledger.open_batch(db_url, "run-busy", "card-event", "passive", [busy])
     with get_engine(db_url).begin() as conn:
         conn.execute(text("UPDATE card SET missing_since = now() WHERE id = :id"), {"id": gone})
     add_evidence(db_url, abstained)
-    add_scan_log(db_url, abstained, JOIN_KEY_ID, "no-set-code")
+    mark_decided(db_url, abstained)
     assert claim_sweep_range(db_url, "stage_c", 100).card_ids == (fresh, stale_versions, stale_bytes)
     assert claim_sweep_range(db_url, "stage_d", 100).card_ids == (no_outcome, no_evidence_abst)
 
@@ -89,8 +89,8 @@ def test_a_lost_race_rereads_and_claims_the_next_range(db_url, monkeypatch):
     original = stream.eligible_after
     rival: list = []
 
-    def racing(url, name, position, limit):
-        found = original(url, name, position, limit)
+    def racing(url, name, position, limit, busy=()):
+        found = original(url, name, position, limit, busy)
         if not rival:  # another sweeper commits its claim between our read and our compare-and-swap
             rival.append(None)
             rival[0] = claim_sweep_range(url, name, limit)
@@ -184,7 +184,7 @@ def test_schedule_is_gated_like_the_stream(db_url, instance):
 def test_schedule_skips_when_nothing_needs_work(db_url, instance):
     card = seed_cards(db_url, 1)[0]
     add_evidence(db_url, card)
-    add_join_key_vote(db_url, card)
+    mark_decided(db_url, card)
     assert isinstance(sweep(instance, db_url), SkipReason)
 
 
@@ -205,3 +205,11 @@ def test_cron_and_timezone_come_from_the_environment(monkeypatch):
     monkeypatch.setenv(CRON_VAR, "every half hour")
     with pytest.raises(ValueError, match="cron"):
         build_backstop_sweep(timezone="UTC")
+
+
+def test_the_sweep_leaves_cards_of_queued_runs_alone(db_url, instance):
+    ids = seed_cards(db_url, 5)
+    add_runs(instance, DagsterRunStatus.QUEUED, 1, card_ids=tuple(ids[1:3]))
+    requests = sweep(instance, db_url, batch_size=10)
+    swept = [i for r in requests for i in batch_from_run_config(r.run_config).card_ids]
+    assert swept == [ids[0], *ids[3:]]

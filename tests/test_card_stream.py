@@ -28,9 +28,9 @@ from stage_e_dagster.sensors.backstop import backstop_sweep
 from stage_e_dagster.sensors.card_stream import card_stream, parse_cursor
 from tests.stream_helpers import (
     add_evidence,
-    add_join_key_vote,
     add_runs,
     add_scan_log,
+    mark_decided,
     reingest,
     seed_cards,
 )
@@ -134,7 +134,7 @@ def test_backpressure_skips_a_full_queue_and_fills_only_the_room_left(db_url, in
 def test_stale_bytes_reopen_a_finished_card(db_url, instance):
     pending, done = seed_cards(db_url, 2)
     add_evidence(db_url, done)
-    add_join_key_vote(db_url, done)
+    mark_decided(db_url, done)
     first = tick(instance, db_url)
     assert flat(requested(first)) == [pending]
 
@@ -148,9 +148,9 @@ def test_what_needs_work_follows_the_shared_definition(db_url, instance):
     fresh, no_outcome, voted, abstained, no_evidence_skip, c_skipped, c_skipped_old, stale, gone = ids
     add_evidence(db_url, no_outcome)
     add_evidence(db_url, voted)
-    add_join_key_vote(db_url, voted)
+    mark_decided(db_url, voted)
     add_evidence(db_url, abstained)
-    add_scan_log(db_url, abstained, JOIN_KEY_ID, "no-set-code")
+    mark_decided(db_url, abstained)
     add_evidence(db_url, no_evidence_skip)
     add_scan_log(db_url, no_evidence_skip, JOIN_KEY_ID, "no-evidence")
     add_scan_log(db_url, c_skipped, STAGE_C_ID, "unreadable-image")
@@ -193,3 +193,11 @@ def test_sensor_and_schedule_load_in_definitions():
     sensor_def, schedule_def = repo.get_sensor_def("card_stream"), repo.get_schedule_def("backstop_sweep")
     assert sensor_def.minimum_interval_seconds == 15 and sensor_def.default_status == DefaultSensorStatus.RUNNING
     assert (schedule_def.cron_schedule, schedule_def.execution_timezone) == ("*/30 * * * *", "UTC")
+
+
+def test_cards_in_a_queued_run_are_not_requested_again(db_url, instance):
+    ids = seed_cards(db_url, 6)
+    add_runs(instance, DagsterRunStatus.QUEUED, 1, card_ids=tuple(ids[:2]))
+    add_runs(instance, DagsterRunStatus.STARTED, 1, card_ids=tuple(ids[2:3]))
+    add_runs(instance, DagsterRunStatus.FAILURE, 1, card_ids=tuple(ids[3:4]))
+    assert flat(requested(tick(instance, db_url))) == ids[3:]

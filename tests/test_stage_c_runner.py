@@ -99,3 +99,22 @@ def test_no_free_slot_means_throttled_with_nothing_extracted(db_url, seeded, pg_
         result = run_stage_c(db_url, list(ids.values()), "run-1", settings(db_url, workers=2, max_slots=1))
     assert result.throttled and result.extracted == 0 and result.not_processed == 6
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
+
+
+def test_stage_d_is_owed_until_it_decides_on_the_current_evidence(db_url, seeded, pg_connect):
+    """A crash between Stage C and Stage D leaves the cards owed to Stage D; a rewrite by Stage C re-opens them."""
+    from stage_e_dagster.db.stage_d_run import run_stage_d
+    from stage_e_dagster.db.stream import cards_needing_work, count_needing_work
+
+    _truth, ids, _root = seeded
+    assert count_needing_work(db_url) == 6  # no evidence yet
+    run_stage_c(db_url, list(ids.values()), "run-1", settings(db_url))
+    assert sorted(c.id for c in cards_needing_work(db_url, None, 100)) == sorted(ids.values())  # C done, D owed
+    run_stage_d(db_url, list(ids.values()), "run-1")
+    assert count_needing_work(db_url) == 0
+    pg_connect().cursor().execute(
+        "UPDATE image_evidence SET extractor_versions = extractor_versions || '{\"legal\": \"legal-v0\"}' "
+        f"WHERE card_id = {min(ids.values())}"
+    )
+    run_stage_c(db_url, list(ids.values()), "run-2", settings(db_url, workers=1))
+    assert [c.id for c in cards_needing_work(db_url, None, 100)] == [min(ids.values())]

@@ -67,6 +67,7 @@ def save_evidence(url: str, card_id: int, content_sha256: str, evidence: Evidenc
             **{name: stmt.excluded[name] for name in columns},
             "extractor_versions": ImageEvidence.extractor_versions.op("||")(stmt.excluded.extractor_versions),
             "run_id": stmt.excluded.run_id,
+            "decided_by": None,
             "updated_at": func.now(),
         },
     )

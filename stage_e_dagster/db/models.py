@@ -146,6 +146,7 @@ class ImageEvidence(Base):
     blur_variance: Mapped[float | None] = mapped_column(Float)
     entropy: Mapped[float | None] = mapped_column(Float)
     run_id: Mapped[str | None] = mapped_column(String(64))
+    decided_by: Mapped[str | None] = mapped_column(Text)  # the Stage D calculators that decided on this row
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = _created()
 

@@ -7,14 +7,16 @@ processed or untouched, and a concurrent overlapping batch queues on the shared 
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
+from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.db.consensus_store import (
     ConsensusResult,
     check_policy,
@@ -27,6 +29,7 @@ from stage_e_dagster.db.stage_d_inputs import current_extractor_versions, load_e
 from stage_e_dagster.db.votes import LogWriteResult, VoteWriteResult, write_log_entries, write_vote_groups
 from stage_e_dagster.domain.catalog import ExpansionRef
 from stage_e_dagster.domain.stage_d import CALCULATORS, StageDPlan, plan_batch
+from stage_e_dagster.domain.work import DECIDED_BY
 
 CHUNK_SIZE = 1000
 
@@ -46,6 +49,20 @@ class _Totals:
             self.outcomes[calc].update(counts)
 
 
+_MARK_DECIDED = text(
+    "UPDATE image_evidence AS e SET decided_by = :decided_by FROM card AS c "
+    "WHERE c.id = e.card_id AND c.content_sha256 = e.content_sha256 AND e.card_id = ANY(CAST(:ids AS bigint[])) "
+    "AND e.extractor_versions @> CAST(:versions AS jsonb) AND e.decided_by IS DISTINCT FROM :decided_by"
+)
+
+
+def mark_decided(conn: Connection, card_ids: list[int], versions: Mapping[str, str]) -> None:
+    """Mark the cards' current evidence as decided by the current calculators, in the deciding transaction."""
+    if card_ids:
+        conn.execute(_MARK_DECIDED, {"ids": int_array(card_ids), "versions": json.dumps(dict(versions)),
+                                     "decided_by": DECIDED_BY})
+
+
 def _chunks(ids: list[int], size: int) -> Iterable[list[int]]:
     for start in range(0, len(ids), size):
         yield ids[start:start + size]
@@ -61,6 +78,7 @@ def _process_chunk(
     plan = plan_batch(cards, inputs.evidence, inputs.candidates, inputs.expansions)
     votes = write_vote_groups(conn, plan.groups, run_id)
     log = write_log_entries(conn, plan.log_entries, run_id)
+    mark_decided(conn, [card_id for card_id, evidence in inputs.evidence.items() if evidence is not None], versions)
     consensus, _ = recompute_consensus(conn, inputs.cards, policy)
     return len(cards), plan, votes, log, consensus
 

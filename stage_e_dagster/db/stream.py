@@ -1,7 +1,7 @@
 """Queries that find cards needing work, for the stream sensor (a watermark) and the backstop sweep (cursors).
 
 "Needs work" follows `domain/work.py`: Stage C when a card has no current evidence and Stage C logged no skip
-for its bytes; Stage D when it has current evidence and the join-key calculator recorded no outcome yet. Cards
+for its bytes; Stage D when its current evidence is not yet marked decided by the current calculators. Cards
 whose file vanished, and cards inside a `running` ledger batch, are never returned.
 
 Sweep cursors advance by compare-and-swap on (position, wrap_count): a sweeper reads the cursor, picks the next
@@ -12,16 +12,17 @@ therefore never claim the same range; the loser re-reads and tries the next rang
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import text
 
+from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
-from stage_e_dagster.domain.work import STAGE_C_ID
+from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
 
 SWEEP_CURSORS = ("stage_c", "stage_d")
 """Names of the backstop sweep's cursors (`sweep_cursor.name`)."""
@@ -36,21 +37,21 @@ _STAGE_C_SKIPPED = (
     "EXISTS (SELECT 1 FROM card_scan_log s WHERE s.card_id = c.id AND s.anonymous_id = :stage_c"
     " AND s.evidence_key = c.content_sha256)"
 )
-_JOIN_KEY_OUTCOME = (
-    "(EXISTS (SELECT 1 FROM card_printing_tag t WHERE t.card_id = c.id AND t.anonymous_id = :join_key)"
-    " OR EXISTS (SELECT 1 FROM card_scan_log j WHERE j.card_id = c.id AND j.anonymous_id = :join_key"
-    " AND j.skip_reason <> 'no-evidence'))"
+_UNDECIDED_EVIDENCE = (
+    "EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id AND e.content_sha256 = c.content_sha256"
+    " AND e.extractor_versions @> CAST(:current AS jsonb) AND e.decided_by IS DISTINCT FROM :decided_by)"
 )
 _IN_RUNNING_BATCH = (
     "EXISTS (SELECT 1 FROM dispatch_ledger d WHERE d.status = 'running' AND d.card_ids @> ARRAY[c.id])"
 )
+_NOT_BUSY = "NOT (c.id = ANY(CAST(:busy AS bigint[])))"
 NEEDS_STAGE_C = f"(NOT {_CURRENT_EVIDENCE} AND NOT {_STAGE_C_SKIPPED})"
-NEEDS_STAGE_D = f"({_CURRENT_EVIDENCE} AND NOT {_JOIN_KEY_OUTCOME})"
+NEEDS_STAGE_D = _UNDECIDED_EVIDENCE
 _ELIGIBLE = {"stage_c": NEEDS_STAGE_C, "stage_d": NEEDS_STAGE_D}
 
 
 def _params(**extra: Any) -> dict[str, Any]:
-    return {"current": json.dumps(EXTRACTOR_VERSIONS), "stage_c": STAGE_C_ID, "join_key": JOIN_KEY_ID, **extra}
+    return {"current": json.dumps(EXTRACTOR_VERSIONS), "stage_c": STAGE_C_ID, "decided_by": DECIDED_BY, **extra}
 
 
 @dataclass(frozen=True)
@@ -62,16 +63,20 @@ class StreamCard:
     updated_at: datetime
 
 
-def cards_needing_work(url: str, after: tuple[datetime, int] | None, limit: int) -> list[StreamCard]:
-    """Up to `limit` cards needing Stage C or D with (updated_at, id) beyond the watermark `after`, in order."""
+def cards_needing_work(
+    url: str, after: tuple[datetime, int] | None, limit: int, busy: Collection[int] = ()
+) -> list[StreamCard]:
+    """Up to `limit` cards needing Stage C or D with (updated_at, id) beyond the watermark `after`, in order,
+    leaving out `busy` cards (already in a queued or started run)."""
     if limit <= 0:
         return []
     where = [
         "c.missing_since IS NULL",
         f"({NEEDS_STAGE_C} OR {NEEDS_STAGE_D})",
         f"NOT {_IN_RUNNING_BATCH}",
+        _NOT_BUSY,
     ]
-    params = _params(limit=limit)
+    params = _params(limit=limit, busy=int_array(sorted(busy)))
     if after is not None:
         where.insert(0, "(c.updated_at, c.id) > (:after_at, :after_id)")
         params.update(after_at=after[0], after_id=after[1])
@@ -119,17 +124,20 @@ def sweep_cursor(url: str, name: str) -> tuple[int, int]:
     return (int(row.position), int(row.wrap_count)) if row else (0, 0)
 
 
-def eligible_after(url: str, name: str, position: int, limit: int) -> list[int]:
+def eligible_after(url: str, name: str, position: int, limit: int, busy: Collection[int] = ()) -> list[int]:
     """Ids above `position` of cards the sweep cursor `name` would take, ascending, at most `limit`."""
     sql = (
         "SELECT c.id FROM card c WHERE c.id > :position AND c.missing_since IS NULL"
-        f" AND {_ELIGIBLE[name]} AND NOT {_IN_RUNNING_BATCH} ORDER BY c.id LIMIT :limit"
+        f" AND {_ELIGIBLE[name]} AND NOT {_IN_RUNNING_BATCH} AND {_NOT_BUSY} ORDER BY c.id LIMIT :limit"
     )
+    params = _params(position=position, limit=limit, busy=int_array(sorted(busy)))
     with get_engine(url).connect() as conn:
-        return list(conn.execute(text(sql), _params(position=position, limit=limit)).scalars())
+        return list(conn.execute(text(sql), params).scalars())
 
 
-def claim_sweep_range(url: str, name: str, chunk: int, attempts: int = CLAIM_ATTEMPTS) -> SweepClaim:
+def claim_sweep_range(
+    url: str, name: str, chunk: int, attempts: int = CLAIM_ATTEMPTS, busy: Collection[int] = ()
+) -> SweepClaim:
     """Claim the next `chunk` eligible cards of cursor `name` by compare-and-swap, retrying lost races.
 
     Fewer than `chunk` cards left means the end of the table: the claim takes them, and the cursor wraps to
@@ -146,7 +154,7 @@ def claim_sweep_range(url: str, name: str, chunk: int, attempts: int = CLAIM_ATT
     position, wrap_count = 0, 0
     for _ in range(max(1, attempts)):
         position, wrap_count = sweep_cursor(url, name)
-        ids = eligible_after(url, name, position, chunk)
+        ids = eligible_after(url, name, position, chunk, busy)
         wrapped = len(ids) < chunk
         if wrapped and not ids and position == 0:
             return SweepClaim((), 0, 0, wrap_count, False)

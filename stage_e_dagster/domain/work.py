@@ -3,10 +3,14 @@
 A card needs Stage C when it has no *current* evidence (a row for its `content_sha256` whose extractor versions
 cover every current version) and Stage C has not already logged a skip for those exact bytes (a skip's
 `evidence_key` is the content hash it was judged on). A card needs Stage D when it has current evidence and
-the join-key calculator has recorded no outcome for it yet. Cards whose file vanished are left alone.
+the current Stage D calculators have not decided on that evidence row yet (`image_evidence.decided_by`).
+Cards whose file vanished are left alone.
 """
 
 from __future__ import annotations
+
+from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID
+from stage_e_dagster.domain.calculators.slow_path import SLOW_PATH_ID
 
 STAGE_C_ID = "stage-c-extract-v1"
 """`card_scan_log.anonymous_id` of Stage C's named skips (unreadable, truncated, too large, missing file...)."""
@@ -15,4 +19,7 @@ LOAD_FAILURES = ("empty-file", "unreadable-image", "truncated-image", "too-large
 """Skip reasons that count as failed image loads for the envelope's `image_failure_rate` bar."""
 
 FILE_SKIPS = ("file-missing", "content-changed")
+
+DECIDED_BY = "+".join((JOIN_KEY_ID, FALLBACK_ID, SLOW_PATH_ID))
+"""The `image_evidence.decided_by` mark Stage D leaves; a calculator version bump changes it and re-opens cards."""
 """Skip reasons about the file rather than its pixels: re-ingest clears them by changing the content hash."""

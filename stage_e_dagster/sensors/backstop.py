@@ -26,7 +26,13 @@ from stage_e_dagster.db.stream import SweepClaim, claim_sweep_range
 from stage_e_dagster.domain.batching import batch_tags, split_batches, sweep_run_key
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
-from stage_e_dagster.sensors.card_stream import MICRO_BATCH_JOB, backpressure_reason, halt_reason, queued_runs
+from stage_e_dagster.sensors.card_stream import (
+    MICRO_BATCH_JOB,
+    backpressure_reason,
+    busy_card_ids,
+    halt_reason,
+    queued_runs,
+)
 
 CRON_VAR = "STAGE_E_SWEEP_CRON"
 TIMEZONE_VAR = "STAGE_E_SWEEP_TIMEZONE"
@@ -63,12 +69,14 @@ def evaluate_sweep(instance: DagsterInstance, url: str, stream: StreamControl) -
     if room <= 0:
         return SkipReason(backpressure_reason(queued, stream))
     requests: list[RunRequest] = []
+    busy = busy_card_ids(instance)
     for cursor in SWEEP_ORDER:
         runs_left = room - len(requests)
         if runs_left <= 0:
             break
         chunk = min(stream.sweep_chunk, runs_left * stream.batch_size)
-        requests.extend(claim_requests(claim_sweep_range(url, cursor, chunk), cursor, stream.batch_size))
+        claim = claim_sweep_range(url, cursor, chunk, busy=busy)
+        requests.extend(claim_requests(claim, cursor, stream.batch_size))
     if not requests:
         return SkipReason("the sweep found no card needing work in its next ranges")
     return requests

@@ -26,7 +26,7 @@ from dagster import (
     sensor,
 )
 
-from stage_e_dagster.assets.batch import BatchSpec
+from stage_e_dagster.assets.batch import BatchSpec, batch_from_run_config
 from stage_e_dagster.db.stream import StreamCard, cards_needing_work
 from stage_e_dagster.db.trips import open_trips
 from stage_e_dagster.domain.batching import batch_tags, runs_allowed, split_batches, stream_run_key
@@ -35,6 +35,7 @@ from stage_e_dagster.resources.stream import StreamControl
 
 MICRO_BATCH_JOB = "micro_batch"
 WAITING_STATUSES = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
+ACTIVE_STATUSES = [*WAITING_STATUSES, DagsterRunStatus.STARTED]
 """Run statuses that count as waiting in the queue for backpressure."""
 INTERVAL_VAR = "STAGE_E_STREAM_INTERVAL_SECONDS"
 DEFAULT_INTERVAL_SECONDS = 15
@@ -62,6 +63,13 @@ def halt_reason(url: str, stream: StreamControl) -> str | None:
 def queued_runs(instance: DagsterInstance) -> int:
     """Micro-batch runs waiting to start (queued, not started, starting)."""
     return instance.get_runs_count(RunsFilter(job_name=MICRO_BATCH_JOB, statuses=WAITING_STATUSES))
+
+
+def busy_card_ids(instance: DagsterInstance, limit: int = 200) -> set[int]:
+    """Cards already in a micro-batch run that is queued or under way; neither the stream nor the sweep asks
+    for them again (the ledger only knows a batch once its run has started)."""
+    runs = instance.get_runs(RunsFilter(job_name=MICRO_BATCH_JOB, statuses=ACTIVE_STATUSES), limit=limit)
+    return {card for run in runs for card in batch_from_run_config(run.run_config).card_ids}
 
 
 def backpressure_reason(queued: int, stream: StreamControl) -> str:
@@ -118,7 +126,7 @@ def evaluate_stream(
     runs = runs_allowed(queued, stream.max_queued_runs, stream.max_runs_per_tick)
     if runs == 0:
         return SkipReason(backpressure_reason(queued, stream))
-    cards = cards_needing_work(url, parse_cursor(cursor), runs * stream.batch_size)
+    cards = cards_needing_work(url, parse_cursor(cursor), runs * stream.batch_size, busy_card_ids(instance))
     if not cards:
         return SkipReason("no card beyond the watermark needs work")
     return SensorResult(run_requests=stream_requests(cards, stream.batch_size), cursor=format_cursor(cards[-1]))
