@@ -99,3 +99,15 @@ def test_run_calculators_no_match_vote_is_written_and_reviewed() -> None:
     outcome = run_calculators(CARD, ev(collector_number="146", set_code="znr"), CANDIDATES, EXPANSIONS)
     assert [v.is_no_match for v in outcome.votes] == [True]
     assert [a.skip_reason for a in outcome.abstentions] == ["no-sub-check-evidence", TO_REVIEW]
+
+
+def test_evidence_version_key_changes_with_the_bytes_and_the_versions() -> None:
+    from stage_e_dagster.domain.calculators.slow_path import evidence_version_key
+
+    base = Evidence(extractor_versions={"collector": "collector-v1", "hashes": "hashes-v1"}, content_sha256="ab" * 32)
+    same = Evidence(extractor_versions={"hashes": "hashes-v1", "collector": "collector-v1"}, content_sha256="ab" * 32)
+    new_bytes = Evidence(extractor_versions=dict(base.extractor_versions), content_sha256="cd" * 32)
+    new_version = Evidence(extractor_versions={**base.extractor_versions, "hashes": "hashes-v2"},
+                           content_sha256="ab" * 32)
+    keys = {evidence_version_key(e) for e in (base, new_bytes, new_version)}
+    assert evidence_version_key(base) == evidence_version_key(same) and len(keys) == 3

@@ -25,10 +25,12 @@ Result = Vote | Abstention | None
 
 
 def evidence_version_key(evidence: Evidence | None) -> str:
-    """Stable key of the extractor versions behind a piece of evidence, e.g. `collector=2;hashes=1`."""
+    """Stable key of the bytes and extractor versions behind evidence, e.g. `3f2a9c0d1e2b4a5f:collector=2;hashes=1`:
+    new bytes or a new extractor version is a new evidence version, routed to review afresh."""
     if evidence is None:
         return NO_EVIDENCE_VERSION
-    return ";".join(f"{name}={version}" for name, version in sorted(evidence.extractor_versions.items()))
+    versions = ";".join(f"{name}={version}" for name, version in sorted(evidence.extractor_versions.items()))
+    return f"{evidence.content_sha256[:16]}:{versions}" if evidence.content_sha256 else versions
 
 
 def outcome_label(result: Result) -> str:

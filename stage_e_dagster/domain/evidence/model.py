@@ -33,6 +33,7 @@ class Evidence:
     blur_variance: float | None = None
     entropy: float | None = None
     extractor_versions: dict[str, str] = field(default_factory=dict)
+    content_sha256: str | None = None  # the bytes this was extracted from, when loaded from storage
 
 
 @dataclass(frozen=True)
