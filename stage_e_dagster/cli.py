@@ -147,6 +147,16 @@ def ingest(directory: Path, source_key: str) -> None:
     click.echo(f"ingest {source_key}: {summary.line()}")
 
 
+# -- status -------------------------------------------------------------------------------------------------
+@main.command()
+@click.option("--recent", default=5, show_default=True, type=click.IntRange(min=0), help="Latest batches to show.")
+def status(recent: int) -> None:
+    """The pipeline at a glance: cards, backlog per stage, batches, review queue, OCR slots, envelope trips."""
+    from stage_e_dagster.db.status import format_status, pipeline_status
+
+    click.echo(format_status(pipeline_status(_app_url(), recent)))
+
+
 # -- OCR slots ----------------------------------------------------------------------------------------------
 @main.command()
 def slots() -> None:

@@ -100,6 +100,17 @@ def count_needing_work(url: str) -> int:
         return int(conn.execute(text(sql), _params()).scalar_one())
 
 
+def backlog(url: str) -> dict[str, int]:
+    """Cards owed to each stage right now (missing files and cards in running batches left out)."""
+    sql = (
+        f"SELECT count(*) FILTER (WHERE {NEEDS_STAGE_C}) AS stage_c, count(*) FILTER (WHERE {NEEDS_STAGE_D}) AS stage_d"
+        f" FROM card c WHERE c.missing_since IS NULL AND NOT {_IN_RUNNING_BATCH}"
+    )
+    with get_engine(url).connect() as conn:
+        row = conn.execute(text(sql), _params()).one()
+    return {"stage_c": int(row.stage_c), "stage_d": int(row.stage_d)}
+
+
 @dataclass(frozen=True)
 class SweepClaim:
     """Eligible cards in the id range (start, end] one sweeper claimed during pass `wrap_count`.
