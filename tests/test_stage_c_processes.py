@@ -84,3 +84,32 @@ def test_killing_the_batch_process_leaves_no_ocr_worker_alive(db_url, tmp_path):
     alive = [pid for pid in workers if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
     assert alive == [], f"OCR workers outlived their batch: {alive}"
     assert list_slot_holders(db_url) == []
+
+
+def test_a_worker_killed_mid_batch_fails_the_batch_and_keeps_what_was_stored(db_url, tmp_path):
+    from stage_e_dagster.workers.stage_c import StageCIncomplete
+    from tests.stage_c_helpers import rows
+
+    seed_scans(db_url, tmp_path, cards=12)
+    ids = sorted(card_ids(db_url).values())
+
+    def kill_worker_after_first_card() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if rows(db_url, "SELECT count(*) FROM image_evidence")[0][0] >= 1:
+                for holder in list_slot_holders(db_url):
+                    if (m := WORKER_PID.search(holder.application_name or "")):
+                        os.kill(int(m.group(1)), signal.SIGKILL)
+                return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_worker_after_first_card)
+    killer.start()
+    settings = PoolSettings(workers=1, engine="tesserocr", holder="victim",
+                            slots={"database_url": db_url, "max_slots": 1})
+    with pytest.raises(StageCIncomplete, match="were not processed"):
+        run_stage_c(db_url, ids, "victim", settings)
+    killer.join()
+    stored = rows(db_url, "SELECT count(*) FROM image_evidence")[0][0]
+    assert 1 <= stored < 12
+    assert list_slot_holders(db_url) == []

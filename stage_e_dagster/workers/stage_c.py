@@ -58,6 +58,14 @@ def run_stage_c(
     counters.throttled = outcome.throttled
     counters.not_processed = len(outcome.unprocessed)
     counters.elapsed_seconds = time.perf_counter() - started
-    if outcome.throttled and outcome.errors:
-        raise RuntimeError("; ".join(outcome.errors))
+    if outcome.errors and (outcome.throttled or outcome.unprocessed):
+        raise StageCIncomplete(
+            f"{counters.not_processed} of {len(tasks)} cards were not processed: {'; '.join(outcome.errors)}"
+            f" (stored so far: {counters.extracted} extracted, {sum(counters.skipped.values())} skipped)"
+        )
     return counters
+
+
+class StageCIncomplete(RuntimeError):
+    """Workers failed or died before the batch was done: the run fails (a truthful ledger), the evidence already
+    stored stays, and the cards left over remain eligible for the next batch or the sweep."""
