@@ -160,7 +160,8 @@ def run_pool(
 ) -> PoolOutcome:
     """Run `tasks` on up to `settings.workers` slot-holding workers; `on_result` is called in this process.
 
-    `on_tick(worker_pids)` runs at least every `POLL_SECONDS` (the envelope check); if it raises, every worker
+    `on_tick(worker_pids)` runs at least every `POLL_SECONDS` and after every result (the envelope check rate-limits
+    itself); if it raises, every worker
     is killed and the exception propagates. Tasks not finished (no slot, a worker died) come back unprocessed.
     """
     outcome = PoolOutcome()
@@ -226,6 +227,8 @@ def _work(pending: deque[Task], workers: list[_Worker], result_q, settings: Pool
     if settings.max_in_flight:
         per_worker = max(1, settings.max_in_flight // len(workers))
     while True:
+        _reap(workers, outcome)
+        on_tick(_pids(workers))
         ready = [w for w in workers if w.ready and w.alive()]
         for worker in ready:
             while pending and len(worker.in_flight) < per_worker:
@@ -239,13 +242,6 @@ def _work(pending: deque[Task], workers: list[_Worker], result_q, settings: Pool
         try:
             kind, index, payload = result_q.get(timeout=POLL_SECONDS)
         except queue.Empty:
-            on_tick(_pids(workers))
-            for worker in workers:
-                if not worker.alive():
-                    worker.answered = True
-                    if worker.in_flight:
-                        outcome.errors.append(f"OCR worker {worker.index} died with {len(worker.in_flight)} cards")
-                        worker.in_flight.clear()
             continue
         worker = workers[index]
         if kind == "result":
@@ -261,6 +257,16 @@ def _work(pending: deque[Task], workers: list[_Worker], result_q, settings: Pool
             outcome.refused += 1
         else:
             outcome.errors.append(str(payload))
+
+
+def _reap(workers: list[_Worker], outcome: PoolOutcome) -> None:
+    """Notice dead workers: they have answered for good, and the cards they held are lost to this batch."""
+    for worker in workers:
+        if not worker.alive():
+            worker.answered = True
+            if worker.in_flight:
+                outcome.errors.append(f"OCR worker {worker.index} died with {len(worker.in_flight)} cards")
+                worker.in_flight.clear()
 
 
 def _pids(workers: list[_Worker]) -> list[int]:
