@@ -15,6 +15,9 @@ from stage_e_dagster.assets.batch import BatchSpec
 from stage_e_dagster.db import ledger
 from stage_e_dagster.db.stream import cards_needing_work
 
+# Per-event DEBUG lines would bury the progress bar; the events are still stored and shown in the UI.
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
 
 @dataclass
 class BulkSummary:
@@ -52,7 +55,7 @@ def run_backlog(
         watermark = (cards[-1].updated_at, cards[-1].id)
         spec = BatchSpec(tuple(c.id for c in cards), trigger="bulk", mode=mode)
         result = job.execute_in_process(
-            run_config=spec.run_config(), instance=instance, raise_on_error=False,
+            run_config={**spec.run_config(), **QUIET}, instance=instance, raise_on_error=False,
             tags={"stage_e/trigger": "bulk", "stage_e/mode": mode, "stage_e/batch_size": str(len(cards)),
                   "stage_e/first_card": str(cards[0].id), "stage_e/last_card": str(cards[-1].id)},
         )
