@@ -107,8 +107,7 @@ def test_votes(evidence: Evidence, printing_id: int, confidence: float) -> None:
     ("evidence", "candidates"),
     [
         (ev("146", "znr"), CANDIDATES),  # known set, no printing of this card in it
-        (ev("999", "m10"), CANDIDATES),  # known set, number matches nothing there
-        (ev("162", "m10"), CANDIDATES),  # number exists, but in other sets
+        (ev("162", "znr"), CANDIDATES),  # number exists, but in other sets than the one read
         (ev("146", "m10"), []),  # name not in the catalogue at all
     ],
 )
@@ -237,3 +236,26 @@ def test_hamming_distance_on_signed_values() -> None:
 
 def test_pick_symbol_set_needs_two_sets() -> None:
     assert pick_symbol_set(0, ["2ed"], EXPANSIONS).set_code is None
+
+
+@pytest.mark.parametrize("number", ["999", "162"])
+def test_a_number_missing_from_this_cards_printing_in_the_read_set_is_a_misread(number: str) -> None:
+    skip = assert_skip(decide(ev(number, "m10")), "number-mismatch")
+    assert skip.detail["candidate_ids"] == [P_M10.id]
+
+
+LOOKALIKE_SETS = {**EXPANSIONS, "z1o": ExpansionRef("z1o", date(2021, 1, 1)),
+                  "z10": ExpansionRef("z10", date(2022, 1, 1))}
+OPT_Z1O = PrintingRef(20, "s-opt-z1o", "Opt", "z1o", "130")
+OPT_CARD = CardRef(10, "Opt")
+
+
+def test_a_set_code_misread_into_its_look_alike_twin_is_read_through() -> None:
+    result = decide(ev("130", "z10"), card=OPT_CARD, candidates=[OPT_Z1O], expansions=LOOKALIKE_SETS)
+    assert_vote(result, OPT_Z1O.id, 0.75)
+
+
+def test_look_alike_twins_that_both_fit_are_ambiguous() -> None:
+    twins = [OPT_Z1O, PrintingRef(21, "s-opt-zio", "Opt", "zio", "130")]
+    sets = {**LOOKALIKE_SETS, "zio": ExpansionRef("zio", date(2023, 1, 1))}
+    assert_skip(decide(ev("130", "z10"), card=OPT_CARD, candidates=twins, expansions=sets), "ambiguous")

@@ -18,6 +18,7 @@ from stage_e_dagster.domain.calculators.matching import (
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.model import Evidence
+from stage_e_dagster.domain.evidence.parse import fold
 
 JOIN_KEY_ID = "stage-d-join-key-v1"
 
@@ -79,6 +80,35 @@ def _confirm(
                 confidence=round(confidence, 4))
 
 
+def _no_exact_match(
+    card: CardRef,
+    evidence: Evidence,
+    set_code: str,
+    number: str,
+    candidates: Sequence[PrintingRef],
+    by_number: Sequence[PrintingRef],
+    expansions: Mapping[str, ExpansionRef],
+) -> Vote | Abstention:
+    """A known set code and a number that name none of this card's printings. A no-match vote only when the
+    card was never printed in that set; anything that looks like a misread is left for review or read through.
+
+    - The card has printings in the read set, just not under this number: a misread number (`number-mismatch`).
+    - Exactly one printing has this number in a set whose code reads the same once look-alike characters are
+      folded (`Z10` for `z1o`): the set code was misread into another real set; vote for it as number-only.
+    """
+    in_set = [p for p in candidates if p.set_code == set_code]
+    if in_set:
+        return _skip(card, "number-mismatch", **read_detail(evidence), candidate_ids=candidate_ids(in_set))
+    lookalike = [p for p in by_number if fold(p.set_code) == fold(set_code)]
+    if len(lookalike) == 1:
+        return _confirm(card, evidence, lookalike[0], CONFIDENCE_NUMBER_ONLY, expansions, "look-alike-set-code")
+    if lookalike:
+        return _skip(card, "ambiguous", **read_detail(evidence), route="look-alike-set-code",
+                     candidate_ids=candidate_ids(lookalike))
+    return Vote(card_id=card.id, anonymous_id=JOIN_KEY_ID, printing_id=None, is_no_match=True,
+                confidence=CONFIDENCE_NO_MATCH)
+
+
 def decide_join_key(
     card: CardRef,
     evidence: Evidence | None,
@@ -107,8 +137,7 @@ def decide_join_key(
         if len(exact) == 1:
             return _confirm(card, evidence, exact[0], CONFIDENCE_SET_AND_NUMBER, expansions, "set-and-number")
         if not exact:
-            return Vote(card_id=card.id, anonymous_id=JOIN_KEY_ID, printing_id=None, is_no_match=True,
-                        confidence=CONFIDENCE_NO_MATCH)
+            return _no_exact_match(card, evidence, set_code, number, candidates, by_number, expansions)
         return _skip(card, "ambiguous", **read_detail(evidence), route="set-and-number",
                      candidate_ids=candidate_ids(exact))
 
