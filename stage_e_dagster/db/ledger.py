@@ -59,7 +59,12 @@ def close(url: str, run_id: str, status: str, counters: dict[str, Any] | None = 
     """Close a running row as `completed` or `throttled`; False when the row is missing or already closed."""
     if status not in ("completed", "throttled"):
         raise ValueError(f"a run closes its own row as completed or throttled, not {status!r}")
-    return _finish(url, run_id, status, counters, reason, only_running=True)
+    values: dict[str, Any] = {"status": status, "finished_at": func.now(), "failure_reason": reason}
+    if counters is not None:
+        values["counters"] = DispatchLedger.counters.op("||")(type_coerce(counters, JSONB))
+    stmt = update(DispatchLedger).where(DispatchLedger.run_id == run_id, DispatchLedger.status == "running")
+    with get_engine(url).begin() as conn:
+        return conn.execute(stmt.values(**values)).rowcount == 1
 
 
 def mark_failed(url: str, run_id: str, status: str, reason: str, trigger: str = "unknown", mode: str = "unknown",
@@ -79,18 +84,6 @@ def mark_failed(url: str, run_id: str, status: str, reason: str, trigger: str = 
             where=DispatchLedger.status.in_(("running", "failed", "halted")),
         )
         conn.execute(stmt)
-
-
-def _finish(url: str, run_id: str, status: str, counters: dict[str, Any] | None, reason: str | None,
-            only_running: bool) -> bool:
-    values: dict[str, Any] = {"status": status, "finished_at": func.now(), "failure_reason": reason}
-    if counters is not None:
-        values["counters"] = DispatchLedger.counters.op("||")(type_coerce(counters, JSONB))
-    stmt = update(DispatchLedger).where(DispatchLedger.run_id == run_id)
-    if only_running:
-        stmt = stmt.where(DispatchLedger.status == "running")
-    with get_engine(url).begin() as conn:
-        return conn.execute(stmt.values(**values)).rowcount == 1
 
 
 _SELECT = (
