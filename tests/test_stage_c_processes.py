@@ -16,7 +16,7 @@ import pytest
 from stage_e_dagster.db.slot_holders import list_slot_holders
 from stage_e_dagster.workers.ocr_pool import PoolSettings
 from stage_e_dagster.workers.stage_c import run_stage_c
-from tests.stage_c_helpers import card_ids, seed_scans
+from tests.stage_c_helpers import card_ids, rows, seed_scans
 
 pytestmark = pytest.mark.slow
 WORKER_PID = re.compile(r"pid=(\d+)")
@@ -86,12 +86,10 @@ def test_killing_the_batch_process_leaves_no_ocr_worker_alive(db_url, tmp_path):
     assert list_slot_holders(db_url) == []
 
 
-def test_a_worker_killed_mid_batch_fails_the_batch_and_keeps_what_was_stored(db_url, tmp_path):
-    from stage_e_dagster.workers.stage_c import StageCIncomplete
-    from tests.stage_c_helpers import rows
-
+def test_a_worker_killed_mid_card_skips_that_card_and_a_replacement_finishes_the_batch(db_url, tmp_path):
     seed_scans(db_url, tmp_path, cards=12)
     ids = sorted(card_ids(db_url).values())
+    victims: list[int] = []
 
     def kill_worker_after_first_card() -> None:
         deadline = time.monotonic() + 120
@@ -99,17 +97,52 @@ def test_a_worker_killed_mid_batch_fails_the_batch_and_keeps_what_was_stored(db_
             if rows(db_url, "SELECT count(*) FROM image_evidence")[0][0] >= 1:
                 for holder in list_slot_holders(db_url):
                     if (m := WORKER_PID.search(holder.application_name or "")):
-                        os.kill(int(m.group(1)), signal.SIGKILL)
+                        victims.append(int(m.group(1)))
+                        os.kill(victims[-1], signal.SIGKILL)
                 return
             time.sleep(0.02)
 
     killer = threading.Thread(target=kill_worker_after_first_card)
     killer.start()
     settings = PoolSettings(workers=1, engine="tesserocr", holder="victim",
-                            slots={"database_url": db_url, "max_slots": 1})
-    with pytest.raises(StageCIncomplete, match="were not processed"):
-        run_stage_c(db_url, ids, "victim", settings)
+                            slots={"database_url": db_url, "max_slots": 1, "wait_seconds": 10})
+    counters = run_stage_c(db_url, ids, "victim", settings)
     killer.join()
-    stored = rows(db_url, "SELECT count(*) FROM image_evidence")[0][0]
-    assert 1 <= stored < 12
+    assert len(victims) == 1
+    assert dict(counters.skipped) == {"worker-crashed": 1} and counters.extracted == 11
+    assert rows(db_url, "SELECT skip_reason FROM card_scan_log") == [("worker-crashed",)]
+    assert list_slot_holders(db_url) == []
+
+
+def _hang_on(root, identifiers: list[str]) -> None:
+    """Swap files for named pipes: reading one blocks forever, like a stalled network share."""
+    for identifier in identifiers:
+        path = root / "scans" / identifier
+        path.unlink()
+        os.mkfifo(path)
+
+
+def test_a_card_that_hangs_is_abandoned_and_a_replacement_finishes_the_batch(db_url, tmp_path):
+    seed_scans(db_url, tmp_path, cards=5)
+    ids = card_ids(db_url)
+    _hang_on(tmp_path, [min(ids, key=ids.get)])
+    settings = PoolSettings(workers=1, engine="tesserocr", holder="slow", task_timeout_seconds=1.0,
+                            slots={"database_url": db_url, "max_slots": 1, "wait_seconds": 10})
+    counters = run_stage_c(db_url, sorted(ids.values()), "slow", settings)
+    assert dict(counters.skipped) == {"extraction-timeout": 1} and counters.extracted == 4
+    assert list_slot_holders(db_url) == []
+
+
+def test_a_batch_gives_up_after_its_replacements_and_fails(db_url, tmp_path):
+    from stage_e_dagster.workers.stage_c import StageCIncomplete
+
+    seed_scans(db_url, tmp_path, cards=5)
+    ids = card_ids(db_url)
+    _hang_on(tmp_path, sorted(ids, key=ids.get)[:3])
+    settings = PoolSettings(workers=1, engine="tesserocr", holder="slow", task_timeout_seconds=1.0,
+                            max_replacements=2, slots={"database_url": db_url, "max_slots": 1, "wait_seconds": 10})
+    with pytest.raises(StageCIncomplete, match="gave up after 2 replacements"):
+        run_stage_c(db_url, sorted(ids.values()), "slow", settings)
+    assert rows(db_url, "SELECT skip_reason, count(*) FROM card_scan_log GROUP BY 1") == [("extraction-timeout", 3)]
+    assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
     assert list_slot_holders(db_url) == []

@@ -38,7 +38,7 @@ def image_evidence(
     envelope.check(mode=config.mode)
     settings = PoolSettings(
         workers=ocr.workers or ocr_slots.slot_count, engine=ocr.engine, slots=ocr_slots.worker_config(),
-        holder=run_id,
+        holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds,
     )
     counters = run_stage_c(
         url, config.card_ids, run_id, settings, force=config.force,

@@ -15,6 +15,9 @@ class OcrSettings(ConfigurableResource):
 
     engine: str = Field(default="tesserocr", description=f"One of {', '.join(ENGINE_NAMES)}.")
     workers: int | None = Field(default=None, description="Worker processes per batch; default: the slot cap.")
+    task_timeout_seconds: float = Field(
+        default=120.0, description="A card whose extraction takes longer is abandoned (skip `extraction-timeout`)."
+    )
     throttle_retries: int = Field(default=4, description="Step retries while no OCR slot is free.")
     throttle_backoff_seconds: float = Field(default=10.0, description="First retry delay; doubles per attempt.")
 

@@ -1,0 +1,125 @@
+"""One OCR worker process: it takes its own OCR slot, then extracts evidence for the cards it is sent.
+
+Without a slot it exits at once, so the cap holds whatever starts workers. It dies with its owner: the kernel
+sends SIGKILL when the parent dies (PR_SET_PDEATHSIG) and a watchdog thread exits when the owning step process is
+gone, so a killed run leaves no orphaned OCR process holding a slot.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+import time
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stage_e_dagster.domain.evidence.extract import extract_evidence
+from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
+from stage_e_dagster.domain.evidence.ocr import make_engine
+from stage_e_dagster.domain.scan_files import sha256_of
+
+if TYPE_CHECKING:
+    import multiprocessing as mp
+
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class Task:
+    """Extract `extractors` for one card from the file at `path`, expected to hash to `content_sha256`."""
+
+    card_id: int
+    path: str
+    content_sha256: str
+    extractors: frozenset[str]
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    card_id: int
+    content_sha256: str
+    outcome: Evidence | EvidenceSkip
+    seconds: float
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """How many workers to start, which OCR engine they use, and how each one takes its slot."""
+
+    workers: int
+    engine: str
+    slots: dict[str, Any]  # OcrSlots fields, rebuilt inside each worker
+    holder: str  # names the lock connection, e.g. the Dagster run id
+    max_in_flight: int = 0  # 0 -> two per worker
+    task_timeout_seconds: float = 120.0  # a card that takes longer is abandoned and its worker replaced
+    max_replacements: int = 3  # workers replaced per batch before the batch gives up
+
+
+def _die_with(owner_pid: int) -> None:
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except OSError:
+        pass
+
+    def watchdog() -> None:
+        while True:
+            try:
+                os.kill(owner_pid, 0)
+            except ProcessLookupError:
+                os._exit(3)
+            except PermissionError:
+                pass
+            time.sleep(0.5)
+
+    threading.Thread(target=watchdog, daemon=True, name="owner-watchdog").start()
+
+
+def process_task(task: Task, engine: Any, known_set_codes: Collection[str]) -> TaskResult:
+    """Read the file, check it is the bytes the card was registered with, and extract. Never raises."""
+    started = time.perf_counter()
+    try:
+        data = Path(task.path).read_bytes()
+    except FileNotFoundError:
+        outcome: Evidence | EvidenceSkip = EvidenceSkip("file-missing", {"path": task.path})
+    except OSError as err:
+        outcome = EvidenceSkip("file-unreadable", {"error": str(err)})
+    else:
+        actual = sha256_of(data)
+        if actual != task.content_sha256:
+            outcome = EvidenceSkip("content-changed", {"expected": task.content_sha256, "actual": actual})
+        else:
+            try:
+                outcome = extract_evidence(data, known_set_codes=known_set_codes, engine=engine,
+                                           only=task.extractors)
+            except Exception as err:  # noqa: BLE001 - a bug on one image must not end the batch
+                outcome = EvidenceSkip("extraction-error", {"error": f"{type(err).__name__}: {err}"})
+    return TaskResult(task.card_id, task.content_sha256, outcome, time.perf_counter() - started)
+
+
+def worker_main(index: int, settings: PoolSettings, known: list[str], owner_pid: int,
+                 tasks: mp.Queue, results: mp.Queue) -> None:
+    _die_with(owner_pid)
+    os.environ["OMP_THREAD_LIMIT"] = "1"
+    from stage_e_dagster.resources.ocr_slots import OcrSlots
+
+    slots = OcrSlots(**settings.slots)
+    with slots.acquire(1, holder=f"{settings.holder} w{index}") as held:
+        if not held:
+            results.put(("no-slot", index, None))
+            return
+        try:
+            engine = make_engine(settings.engine)
+        except Exception as err:  # noqa: BLE001 - reported to the parent, which fails the batch clearly
+            results.put(("error", index, f"OCR engine {settings.engine!r} unavailable: {err}"))
+            return
+        results.put(("ready", index, held[0]))
+        known_codes = frozenset(known)
+        while (task := tasks.get()) is not None:
+            results.put(("result", index, process_task(task, engine, known_codes)))
+
+
