@@ -90,3 +90,9 @@ def test_symlinks_and_escaping_paths_are_refused(db_url, scans, tmp_path):
 def test_missing_directory_is_a_clear_error(db_url, tmp_path):
     with pytest.raises(NotADirectoryError):
         ingest_directory(db_url, tmp_path / "nope", "local")
+
+
+def test_pipes_and_other_special_files_are_refused_not_read(db_url, scans):
+    os.mkfifo(scans / "Stalled [M20].png")  # reading it would block forever
+    summary = ingest_directory(db_url, scans, "local")
+    assert ("Stalled [M20].png", "not a regular file") in summary.refused

@@ -52,6 +52,8 @@ def find_images(root: Path) -> Iterator[FoundFile | Refused]:
             identifier = _rel(root, path)
             if path.is_symlink():
                 yield Refused(identifier, "symlink")
+            elif not path.is_file():
+                yield Refused(identifier, "not a regular file")
             elif not path.resolve().is_relative_to(root):
                 yield Refused(identifier, "escapes the source directory")
             else:
