@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import click
 
-from stage_e_dagster.db.server import PostgresStartError
-from stage_e_dagster.db.urls import app_database_url
+from stage_e_dagster.commands import app_url
 from stage_e_dagster.domain.consensus import POLICIES, POLICY_VAR
-
-
-def _url() -> str:
-    try:
-        return app_database_url()
-    except PostgresStartError as err:
-        raise click.ClickException(f"cannot start the embedded Postgres: {err}") from err
 
 
 def _show(value: object) -> str:
@@ -32,7 +24,7 @@ def review_list(limit: int) -> None:
     from stage_e_dagster.db.engine import get_engine
     from stage_e_dagster.db.review import review_queue, review_queue_size
 
-    with get_engine(_url()).connect() as conn:
+    with get_engine(app_url()).connect() as conn:
         total = review_queue_size(conn)
         items = review_queue(conn, limit)
     click.echo(f"{total} card{'s' if total != 1 else ''} awaiting review (showing {len(items)})")
@@ -68,7 +60,7 @@ def vote(card_id: int, scryfall_id: str | None, no_match: bool, user: str, admin
     if (scryfall_id is None) == (not no_match):
         raise click.UsageError("give exactly one of --printing SCRYFALL_ID and --no-match")
     try:
-        result = cast_human_vote(_url(), card_id, user, scryfall_id=scryfall_id, no_match=no_match,
+        result = cast_human_vote(app_url(), card_id, user, scryfall_id=scryfall_id, no_match=no_match,
                                  admin=admin, policy=policy)
     except VoteError as err:
         raise click.ClickException(str(err)) from err

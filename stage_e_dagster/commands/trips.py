@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import click
 
+from stage_e_dagster.commands import app_url
 from stage_e_dagster.db import trips as trip_store
-from stage_e_dagster.db.server import PostgresStartError
-from stage_e_dagster.db.urls import app_database_url
-
-
-def _url() -> str:
-    try:
-        return app_database_url()
-    except PostgresStartError as err:
-        raise click.ClickException(f"cannot start the embedded Postgres: {err}") from err
 
 
 def _value(number: float | None) -> str:
@@ -38,7 +30,7 @@ def trips() -> None:
 @click.option("--limit", default=50, show_default=True, help="At most this many acknowledged trips with --all.")
 def list_command(show_all: bool, limit: int) -> None:
     """Open trips (oldest first) with bar, observed value, ceiling, run and time."""
-    url = _url()
+    url = app_url()
     open_ = trip_store.open_trips(url)
     if open_:
         click.echo(f"{len(open_)} open trip(s): the stream is halted until each is acknowledged")
@@ -59,7 +51,7 @@ def list_command(show_all: bool, limit: int) -> None:
 @click.option("--note", required=True, help="What was done about the breach (required, not blank).")
 def ack_command(trip_id: str, note: str) -> None:
     """Acknowledge TRIP_ID with a note; touches no other trip and starts nothing."""
-    url = _url()
+    url = app_url()
     try:
         trip = trip_store.acknowledge(url, trip_id.strip(), note)
     except trip_store.TripError as err:

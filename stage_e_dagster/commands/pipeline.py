@@ -1,0 +1,87 @@
+"""`stage-e dev`, `run`, `status` and `slots`: running the pipeline and seeing where it stands."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from stage_e_dagster.commands import app_url
+from stage_e_dagster.db.server import PostgresStartError
+
+
+@click.command()
+@click.option("--recent", default=5, show_default=True, type=click.IntRange(min=0), help="Latest batches to show.")
+def status(recent: int) -> None:
+    """The pipeline at a glance: cards, backlog per stage, batches, review queue, OCR slots, envelope trips."""
+    from stage_e_dagster.db.status import format_status, pipeline_status
+
+    click.echo(format_status(pipeline_status(app_url(), recent)))
+
+
+@click.command()
+def slots() -> None:
+    """List the OCR slots held right now: slot, holder, backend pid, since when."""
+    from stage_e_dagster.db.slot_holders import format_slot_holders, list_slot_holders
+
+    click.echo(format_slot_holders(list_slot_holders(app_url())))
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=3000, show_default=True, type=int)
+def dev(host: str, port: int) -> None:
+    """Run `dagster dev` (UI, daemon, card stream, sweep) against this project's Postgres."""
+    from stage_e_dagster.runtime import PROJECT_ROOT, prepare_dagster_environment
+
+    try:
+        prepare_dagster_environment()
+    except PostgresStartError as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(f"Dagster UI on http://{host}:{port} (Ctrl-C stops it; the database keeps running)")
+    argv = [sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"),
+            "-h", host, "-p", str(port)]
+    os.chdir(PROJECT_ROOT)
+    os.execv(argv[0], argv)
+
+
+@click.command("run")
+@click.option("--limit", type=click.IntRange(min=1), help="Stop after this many cards.")
+@click.option("--batch-size", default=100, show_default=True, type=click.IntRange(min=1))
+@click.option("--mode", type=click.Choice(["bulk", "passive"]), default="bulk", show_default=True,
+              help="bulk runs are exempt from the operating envelope; passive runs are held to it.")
+def run_backlog_command(limit: int | None, batch_size: int, mode: str) -> None:
+    """Drive the backlog through the micro_batch job in this process (runs show in the Dagster UI)."""
+    from dagster import DagsterInstance
+
+    from stage_e_dagster.bulk import run_backlog
+    from stage_e_dagster.db.stream import count_needing_work
+    from stage_e_dagster.runtime import prepare_dagster_environment
+
+    try:
+        prepare_dagster_environment()
+    except PostgresStartError as err:
+        raise click.ClickException(str(err)) from err
+    url = os.environ["STAGE_E_DATABASE_URL"]
+    if mode == "passive":
+        from stage_e_dagster.db.trips import open_trips
+
+        halted = open_trips(url)
+        if halted:
+            raise click.ClickException(
+                f"envelope trip {halted[0].id} is open; acknowledge it (stage-e trips ack) before a passive run"
+            )
+    backlog = count_needing_work(url)
+    total = min(backlog, limit) if limit else backlog
+    with DagsterInstance.get() as instance, click.progressbar(
+        length=total, label=f"{mode} run", file=sys.stderr
+    ) as bar:
+        summary = run_backlog(instance, url, limit=limit, batch_size=batch_size, mode=mode,
+                              on_batch=lambda cards, _status: bar.update(cards))
+    click.echo(summary.line())
+    if summary.halted:
+        click.echo("stopped: the operating envelope tripped; see `stage-e trips list`", err=True)
+    if summary.failed_runs:
+        click.echo(f"failed runs: {', '.join(summary.failed_runs)}", err=True)
+        raise SystemExit(1)
