@@ -64,8 +64,8 @@ def load(url: str, batch: list[Case], expansions: dict[str, ExpansionRef]) -> li
                       "name_normalised": normalise_name(card.name), "expansion_hint": card.expansion_hint,
                       "content_sha256": sha, "size_bytes": 1})
         if found is not None:
-            evidence.append({"card_id": card.id + 1, "content_sha256": sha,
-                             **{f.name: getattr(found, f.name) for f in fields(Evidence)}})
+            evidence.append({**{f.name: getattr(found, f.name) for f in fields(Evidence)},
+                             "card_id": card.id + 1, "content_sha256": sha})
     with get_engine(url).begin() as conn:
         conn.execute(insert(Source).values(id=1, key="bench", location="/bench"))
         _insert(conn, Expansion, [{"code": e.code, "name": e.code, "released_at": e.released_at,
