@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
@@ -44,7 +43,3 @@ def card_ids(db_url: str) -> dict[str, int]:
 def rows(db_url: str, sql: str) -> list[tuple]:
     with get_engine(db_url).connect() as conn:
         return [tuple(r) for r in conn.exec_driver_sql(sql).all()]
-
-
-def dump(value) -> str:
-    return json.dumps(value, sort_keys=True, default=str)

@@ -12,11 +12,7 @@ from stage_e_dagster.db.models import Card, CardPrintingTag, CardScanLog
 from stage_e_dagster.db.review import review_queue, review_queue_size
 from stage_e_dagster.db.stage_d_run import run_stage_d
 from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID, SLOW_PATH_ID
-
-try:  # tests/ is a package when tests/__init__.py exists, a rootdir-relative module directory otherwise
-    from tests.test_stage_d_seed import import_demo_catalog, seed_ground_truth
-except ImportError:
-    from test_stage_d_seed import import_demo_catalog, seed_ground_truth
+from tests.stage_d_seed import import_demo_catalog, seed_ground_truth
 
 
 @pytest.fixture

@@ -6,11 +6,7 @@ from dagster import AssetKey, Config, asset, materialize
 from stage_e_dagster.assets.batch import BatchSpec
 from stage_e_dagster.assets.stage_d import printing_votes
 from stage_e_dagster.resources.database import AppDatabase
-
-try:
-    from tests.test_stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence
-except ImportError:
-    from test_stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence
+from tests.stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence
 
 
 class _BatchConfig(Config):

@@ -20,11 +20,7 @@ from stage_e_dagster.db.models import CardPrintingTag, CardScanLog
 from stage_e_dagster.db.stage_d_inputs import load_stage_d_inputs
 from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID
 from stage_e_dagster.domain.stage_d import plan_batch
-
-try:
-    from tests.test_stage_d_seed import add_cards, import_demo_catalog, mini_catalog, seed_ground_truth
-except ImportError:
-    from test_stage_d_seed import add_cards, import_demo_catalog, mini_catalog, seed_ground_truth
+from tests.stage_d_seed import add_cards, import_demo_catalog, mini_catalog, seed_ground_truth
 
 pytestmark = pytest.mark.slow
 PROCESSES = 8

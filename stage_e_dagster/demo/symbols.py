@@ -2,7 +2,7 @@
 
 Glyphs are bold silhouettes (a base shape, an off-centre second shape, cut-outs and a stroke, all seeded by the
 set code) so that different sets' symbols are far apart under the canonical set-symbol hash
-(`domain.evidence.hashing.symbol_phash`, re-exported here), while a glyph cropped back out of a scan
+(`domain.evidence.hashing.symbol_phash`), while a glyph cropped back out of a scan
 (`layout.SYMBOL_CROP`) stays close to its reference. The reference image keeps the glyph well inside a white
 canvas, the plain background that hash expects.
 """
@@ -15,8 +15,6 @@ import random
 from functools import lru_cache
 
 from PIL import Image, ImageDraw
-
-from stage_e_dagster.domain.evidence import hashing
 
 _SUPERSAMPLE = 4
 _MARGIN = 0.06  # fraction of a scan's symbol canvas left empty on every side
@@ -111,17 +109,3 @@ def render_set_symbol(set_code: str, size: int = 128) -> Image.Image:
     img = Image.new("RGB", (size, size), (255, 255, 255))
     img.paste((0, 0, 0), (0, 0), mask)
     return img
-
-
-def symbol_phash(img: Image.Image) -> int:
-    """The canonical set-symbol hash (signed 64-bit): `domain.evidence.hashing.symbol_phash`, re-exported.
-
-    The reference import hashes `render_set_symbol` output and the extractor hashes a scan's SYMBOL_CROP with
-    this one function, so the two are comparable.
-    """
-    return hashing.symbol_phash(img)
-
-
-def phash_distance(a: int, b: int) -> int:
-    """Hamming distance between two signed 64-bit hashes."""
-    return hashing.hamming(a, b)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from stage_e_dagster.domain.bits import hamming as hamming_distance
 from stage_e_dagster.domain.catalog import ExpansionRef, PrintingRef
 
 # Two set-symbol hashes at most this many bits apart show the same symbol.
@@ -16,7 +17,6 @@ SYMBOL_MAX_DISTANCE = 6
 # The nearest symbol wins only when the runner-up is more than this many bits further away.
 SYMBOL_MARGIN = 6
 
-_MASK64 = (1 << 64) - 1
 _STARS = str.maketrans(dict.fromkeys("★☆✶✱⭑\u2217", "*"))
 _LEADING_ZEROS = re.compile(r"^0+(?=\d)")
 _SPACES = re.compile(r"\s+")
@@ -35,11 +35,6 @@ def normalise_collector_number(raw: str | None) -> str:
     body = text.replace("*", "")
     starred = "*" if len(body) < len(text) else ""
     return _LEADING_ZEROS.sub("", body) + starred
-
-
-def hamming_distance(a: int, b: int) -> int:
-    """Bits that differ between two 64-bit hashes stored as signed integers."""
-    return ((a ^ b) & _MASK64).bit_count()
 
 
 def normalise_set_code(code: str | None) -> str | None:

@@ -11,7 +11,10 @@ import numpy as np
 from PIL import Image, ImageFilter, ImageOps
 from scipy import fft, ndimage
 
-_MASK64 = (1 << 64) - 1
+from stage_e_dagster.domain.bits import hamming, to_signed64, to_unsigned64
+
+__all__ = ["hamming", "hash_to_int", "phash64", "symbol_phash", "to_signed64", "to_unsigned64"]
+
 # A pixel belongs to the glyph when its grey level differs from the background by more than this.
 _GLYPH_DELTA = 48
 # Edge-touching regions are dropped as frame when the interior regions span this share of the shorter side.
@@ -21,22 +24,6 @@ _WORK_SIDE = 128
 _GLYPH_SIDE = 40
 # Symbol-hash bits whose DCT term lies within this share of the DC term above the median read as 0.
 _TIE_MARGIN = 0.01
-
-
-def to_signed64(value: int) -> int:
-    """An unsigned 64-bit value as the signed integer with the same bits."""
-    value &= _MASK64
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
-def to_unsigned64(value: int) -> int:
-    """A signed 64-bit value as the unsigned integer with the same bits."""
-    return value & _MASK64
-
-
-def hamming(a: int, b: int) -> int:
-    """Number of differing bits between two 64-bit hashes (signed or unsigned)."""
-    return ((a ^ b) & _MASK64).bit_count()
 
 
 def hash_to_int(h: imagehash.ImageHash) -> int:
