@@ -22,13 +22,14 @@ import psycopg2
 
 from stage_e_dagster.db.server import EmbeddedPostgres
 from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.ocr_slots import OcrSlots
 
 CTX = mp.get_context("fork")
 
 
 def _slots(url: str) -> OcrSlots:
-    return OcrSlots(database_url=url, max_slots=1, scope="global")
+    return OcrSlots(database=AppDatabase(database_url=url), max_slots=1, scope="global")
 
 
 def _percentile(values: list[float], pct: float) -> float:

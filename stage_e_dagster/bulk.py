@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 
 from dagster import DagsterInstance
 
-from stage_e_dagster.assets.batch import BatchSpec
 from stage_e_dagster.db import ledger
 from stage_e_dagster.db.stream import cards_needing_work
+from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
+from stage_e_dagster.settings import Settings
 
 # Per-event DEBUG lines would bury the progress bar; the events are still stored and shown in the UI.
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -37,14 +38,14 @@ def run_backlog(
     url: str,
     *,
     limit: int | None = None,
-    batch_size: int = 100,
+    batch_size: int = Settings.batch_size,
     mode: str = "bulk",
     on_batch: Callable[[int, str], None] = lambda cards, status: None,
 ) -> BulkSummary:
     """Run batches until no card needs work, `limit` cards were taken, or an envelope trip halts the run."""
     from stage_e_dagster.definitions import defs
 
-    job = defs.resolve_job_def("micro_batch")
+    job = defs.resolve_job_def(MICRO_BATCH)
     summary = BulkSummary()
     watermark = None
     while limit is None or summary.cards < limit:
@@ -55,9 +56,7 @@ def run_backlog(
         watermark = (cards[-1].updated_at, cards[-1].id)
         spec = BatchSpec(tuple(c.id for c in cards), trigger="bulk", mode=mode)
         result = job.execute_in_process(
-            run_config={**spec.run_config(), **QUIET}, instance=instance, raise_on_error=False,
-            tags={"stage_e/trigger": "bulk", "stage_e/mode": mode, "stage_e/batch_size": str(len(cards)),
-                  "stage_e/first_card": str(cards[0].id), "stage_e/last_card": str(cards[-1].id)},
+            run_config={**spec.run_config(), **QUIET}, instance=instance, raise_on_error=False, tags=spec.tags(),
         )
         row = ledger.get(url, result.run_id)
         status = row.status if row else "missing"
@@ -86,5 +85,5 @@ def _record_failure(url: str, result, spec: BatchSpec) -> str:
     if event is None:
         return "failed"
     outcome = classify_failure(event)
-    record_failure(url, result.run_id, spec.run_config(), outcome, "micro_batch")
+    record_failure(url, result.run_id, spec.run_config(), outcome, MICRO_BATCH)
     return outcome.status

@@ -1,17 +1,85 @@
-"""Jobs: `micro_batch` (Stage C -> D -> E for one batch of cards)."""
+"""The `micro_batch` job contract: its name, its assets' keys, the batch it runs on (run config) and its tags.
+
+Everything that starts or reads a micro-batch run (the stream sensor, the sweep, `stage-e run`, the run-failure
+sensor) goes through this module. Card ids travel in run config, never in tags (a long tag value fails run
+creation on Postgres storage); the run config configures the first asset, and the other assets read the same batch
+from `context.run.run_config`, so one RunRequest configures the whole job.
+"""
 
 from __future__ import annotations
 
-from dagster import AssetSelection, define_asset_job, in_process_executor
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dagster import AssetKey, AssetSelection, define_asset_job, in_process_executor
 
 MICRO_BATCH = "micro_batch"
-STAGE_ASSETS = ("image_evidence", "printing_votes", "dispatch_outcome")
+IMAGE_EVIDENCE = AssetKey("image_evidence")
+PRINTING_VOTES = AssetKey("printing_votes")
+DISPATCH_OUTCOME = AssetKey("dispatch_outcome")
+STAGE_ASSETS = (IMAGE_EVIDENCE, PRINTING_VOTES, DISPATCH_OUTCOME)
+"""Stage C, D and E, in the order a run materialises them."""
+
+TRIGGERS = ("card-event", "backstop-sweep", "manual", "bulk")
+MODES = ("passive", "bulk")
+
+TAG_JOB = "stage_e/job"
+TAG_TRIGGER = "stage_e/trigger"
+TAG_MODE = "stage_e/mode"
+TAG_BATCH_SIZE = "stage_e/batch_size"
+TAG_FIRST_CARD = "stage_e/first_card"
+TAG_LAST_CARD = "stage_e/last_card"
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """What a micro-batch run processes and why it was started."""
+
+    card_ids: tuple[int, ...]
+    trigger: str = "manual"
+    mode: str = "passive"
+    force: bool = False
+
+    def run_config(self) -> dict[str, Any]:
+        """Run config that hands this batch to the `micro_batch` job."""
+        config = {"card_ids": list(self.card_ids), "trigger": self.trigger, "mode": self.mode, "force": self.force}
+        return {"ops": {IMAGE_EVIDENCE.path[-1]: {"config": config}}}
+
+    def tags(self) -> dict[str, str]:
+        """The run's short tags (see `batch_tags`)."""
+        return batch_tags(self.trigger, self.mode, self.card_ids)
+
+
+def batch_from_run_config(run_config: dict[str, Any]) -> BatchSpec:
+    """The batch in a run's config; an empty batch when the first asset was not configured."""
+    config = ((run_config or {}).get("ops", {}).get(IMAGE_EVIDENCE.path[-1]) or {}).get("config") or {}
+    return BatchSpec(
+        card_ids=tuple(int(i) for i in config.get("card_ids", [])),
+        trigger=config.get("trigger", "manual"),
+        mode=config.get("mode", "passive"),
+        force=bool(config.get("force", False)),
+    )
+
+
+def batch_tags(trigger: str, mode: str, card_ids: Sequence[int]) -> dict[str, str]:
+    """Short run tags describing a batch, to find it in the UI; the id list itself travels in run config."""
+    if not card_ids:
+        raise ValueError("a batch has at least one card")
+    return {
+        TAG_TRIGGER: trigger,
+        TAG_MODE: mode,
+        TAG_BATCH_SIZE: str(len(card_ids)),
+        TAG_FIRST_CARD: str(card_ids[0]),
+        TAG_LAST_CARD: str(card_ids[-1]),
+    }
+
 
 micro_batch = define_asset_job(
     MICRO_BATCH,
     selection=AssetSelection.assets(*STAGE_ASSETS),
     # One process per run: stages hand data over through Postgres, and a killed run takes its OCR workers with it.
     executor_def=in_process_executor,
-    tags={"stage_e/job": MICRO_BATCH},
+    tags={TAG_JOB: MICRO_BATCH},
     description="One micro-batch of cards through evidence (C), votes (D) and dispatch outcome (E).",
 )

@@ -1,4 +1,8 @@
-"""The process environment Dagster needs: database URLs in the environment and a prepared DAGSTER_HOME."""
+"""The environment of the processes stage-e starts: Dagster (its code server, daemon and runs) and OCR workers.
+
+Settings are read in `settings.py`; this module only writes the environment that child processes inherit: both
+database URLs, a prepared DAGSTER_HOME, and one OpenMP thread per OCR process.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +10,29 @@ import os
 import shutil
 from pathlib import Path
 
-from stage_e_dagster.db.urls import APP_URL_VAR, DAGSTER_URL_VAR, app_database_url, dagster_database_url, stage_e_home
+from stage_e_dagster.db.urls import app_database_url, dagster_database_url
+from stage_e_dagster.settings import Settings, var_name
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
-def prepare_dagster_environment() -> Path:
+def limit_ocr_threads() -> None:
+    """One OpenMP thread per process for Tesseract: its threads fight the worker pool, and one thread per worker
+    is faster overall. Call before the OCR library loads, or before starting the processes that load it."""
+    os.environ["OMP_THREAD_LIMIT"] = "1"
+
+
+def prepare_dagster_environment(settings: Settings | None = None) -> Path:
     """Resolve both database URLs (starting the embedded server if needed), export them, and point DAGSTER_HOME
-    at `$STAGE_E_HOME/dagster_home` holding the project's dagster.yaml unless DAGSTER_HOME is already set."""
-    os.environ[APP_URL_VAR] = app_database_url()
-    os.environ[DAGSTER_URL_VAR] = dagster_database_url()
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    at `<home>/dagster_home` holding the project's dagster.yaml unless DAGSTER_HOME is already set."""
+    settings = settings or Settings.from_env()
+    os.environ[var_name("database_url")] = app_database_url(settings)
+    os.environ[var_name("dagster_database_url")] = dagster_database_url(settings)
+    limit_ocr_threads()
     os.environ.setdefault("DAGSTER_RUN_STATUS_SENSOR_PROCESS_LIMIT", "100")
     if os.environ.get("DAGSTER_HOME"):
         return Path(os.environ["DAGSTER_HOME"])
-    home = stage_e_home() / "dagster_home"
+    home = settings.home / "dagster_home"
     home.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
     os.environ["DAGSTER_HOME"] = str(home)

@@ -10,6 +10,7 @@ from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashe
 from stage_e_dagster.db.ingest import ingest_directory
 from stage_e_dagster.demo.generate import generate
 from stage_e_dagster.jobs import micro_batch
+from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_engine import OcrSettings
@@ -30,10 +31,11 @@ def resources(db_url: str, **overrides) -> dict:
     """The production resource set pointed at a test database."""
     base = {
         "database": AppDatabase(database_url=db_url),
-        "ocr_slots": OcrSlots(database_url=db_url, max_slots=2),
+        "ocr_slots": OcrSlots(database=AppDatabase(database_url=db_url), max_slots=2),
         "ocr": OcrSettings(throttle_retries=1, throttle_backoff_seconds=1),
-        "envelope": Envelope(database_url=db_url, host_load_ceiling=1000.0),
+        "envelope": Envelope(database=AppDatabase(database_url=db_url), host_load_ceiling=1000.0),
         "stream": StreamControl(batch_size=25, max_runs_per_tick=5),
+        "consensus": Consensus(),
     }
     base.update(overrides)
     return base

@@ -15,11 +15,11 @@ from sqlalchemy import select, update
 from stage_e_dagster.db.catalog_import import import_catalog
 from stage_e_dagster.db.engine import session_scope
 from stage_e_dagster.db.models import Card, Expansion, ImageEvidence, Printing, Source
-from stage_e_dagster.db.stage_d_inputs import current_extractor_versions
 from stage_e_dagster.demo.catalog import generate_catalog, set_printed_total, write_catalog
 from stage_e_dagster.domain.catalog import normalise_name
+from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 
-VERSIONS = current_extractor_versions() or {"collector": "test-v1", "hashes": "test-v1"}
+VERSIONS = dict(EXTRACTOR_VERSIONS)
 SCENARIOS = ("clean", "misread-set", "no-evidence", "no-text", "truncated")
 
 

@@ -13,16 +13,18 @@ from dagster import (
 )
 from sqlalchemy import text
 
-from stage_e_dagster.assets.batch import batch_from_run_config
 from stage_e_dagster.db import ledger, stream, trips
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.stream import claim_sweep_range, sweep_cursor
+from stage_e_dagster.definitions import build_definitions
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.work import STAGE_C_ID
+from stage_e_dagster.jobs import batch_from_run_config
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
-from stage_e_dagster.sensors.backstop import CRON_VAR, TIMEZONE_VAR, backstop_sweep, build_backstop_sweep
+from stage_e_dagster.sensors.backstop import backstop_sweep, build_backstop_sweep
+from stage_e_dagster.settings import Settings
 from tests.stream_helpers import (
     add_evidence,
     add_runs,
@@ -188,23 +190,17 @@ def test_schedule_skips_when_nothing_needs_work(db_url, instance):
     assert isinstance(sweep(instance, db_url), SkipReason)
 
 
-def test_cron_and_timezone_come_from_the_environment(monkeypatch):
-    monkeypatch.delenv(CRON_VAR, raising=False)
-    monkeypatch.delenv(TIMEZONE_VAR, raising=False)
+def test_cron_and_timezone_come_from_the_settings():
     default = build_backstop_sweep()
     assert (default.cron_schedule, default.execution_timezone) == ("*/30 * * * *", "UTC")
-    monkeypatch.setenv(CRON_VAR, "0 * * * *")
-    monkeypatch.setenv(TIMEZONE_VAR, "Europe/Berlin")
-    built = build_backstop_sweep()
+    env = {"STAGE_E_SWEEP_CRON": "0 * * * *", "STAGE_E_SWEEP_TIMEZONE": "Europe/Berlin"}
+    built = build_definitions(Settings.from_env(env)).get_schedule_def("backstop_sweep")
     assert (built.name, built.cron_schedule, built.execution_timezone) == (
         "backstop_sweep", "0 * * * *", "Europe/Berlin")
-    assert build_backstop_sweep(cron="*/5 * * * *", timezone="UTC").cron_schedule == "*/5 * * * *"
-    monkeypatch.setenv(TIMEZONE_VAR, "Mars/Olympus")
-    with pytest.raises(ValueError, match=TIMEZONE_VAR):
-        build_backstop_sweep()
-    monkeypatch.setenv(CRON_VAR, "every half hour")
+    with pytest.raises(ValueError, match="STAGE_E_SWEEP_TIMEZONE"):
+        build_backstop_sweep(timezone="Mars/Olympus")
     with pytest.raises(ValueError, match="cron"):
-        build_backstop_sweep(timezone="UTC")
+        build_backstop_sweep(cron="every half hour", timezone="UTC")
 
 
 def test_the_sweep_leaves_cards_of_queued_runs_alone(db_url, instance):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from stage_e_dagster.domain.batching import (
-    batch_tags,
     runs_allowed,
     split_batches,
     stream_run_key,
     sweep_run_key,
 )
+from stage_e_dagster.jobs import batch_tags
 
 
 def test_split_batches_keeps_order_and_leaves_a_short_tail():

@@ -11,10 +11,10 @@ from stage_e_dagster.domain.calculators.fallback import (
     border_check,
     decide_fallback,
     hint_check,
-    is_confident_hit,
     symbol_check,
 )
 from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID
+from stage_e_dagster.domain.calculators.registry import is_confident_hit
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.model import Evidence
@@ -171,7 +171,8 @@ def test_hint_check() -> None:
         (Vote(1, JOIN_KEY_ID, 7, confidence=0.8), True),
         (Vote(1, JOIN_KEY_ID, 7, confidence=0.75), False),  # number only: the fallback gives a second opinion
         (Vote(1, JOIN_KEY_ID, None, is_no_match=True, confidence=0.6), False),
-        (Vote(1, FALLBACK_ID, 7, confidence=0.8), False),
+        (Vote(1, FALLBACK_ID, 7, confidence=0.7), True),  # any fallback printing vote keeps a card out of review
+        (Vote(1, "stage-d-other-v1", 7, confidence=0.99), False),  # not a registered calculator
         (Abstention(1, JOIN_KEY_ID, "ambiguous"), False),
         (None, False),
     ],

@@ -41,19 +41,20 @@ def test_evidence_version_key_is_sorted_and_stable() -> None:
 
 
 def test_route_passes_a_confident_join_key_hit() -> None:
-    assert route(CARD, Vote(CARD.id, JOIN_KEY_ID, 1, confidence=0.85), None, ev()) is None
+    assert route(CARD, {JOIN_KEY_ID: Vote(CARD.id, JOIN_KEY_ID, 1, confidence=0.85)}, ev()) is None
 
 
 def test_route_passes_a_fallback_vote() -> None:
     join_key = Abstention(CARD.id, JOIN_KEY_ID, "ambiguous")
-    assert route(CARD, join_key, Vote(CARD.id, FALLBACK_ID, 1, confidence=0.7), ev()) is None
+    fallback = Vote(CARD.id, FALLBACK_ID, 1, confidence=0.7)
+    assert route(CARD, {JOIN_KEY_ID: join_key, FALLBACK_ID: fallback}, ev()) is None
 
 
 def test_route_sends_no_match_and_skips_to_review_with_the_evidence_summary() -> None:
     join_key = Vote(CARD.id, JOIN_KEY_ID, None, is_no_match=True, confidence=0.6)
     fallback = Abstention(CARD.id, FALLBACK_ID, "ambiguous", {"survivor_ids": [1, 2]})
     evidence = ev(collector_number="146", set_code="znr", set_code_raw="ZNR", copyright_year=2020)
-    marker = route(CARD, join_key, fallback, evidence)
+    marker = route(CARD, {JOIN_KEY_ID: join_key, FALLBACK_ID: fallback}, evidence)
     assert marker is not None
     assert (marker.skip_reason, marker.anonymous_id, marker.card_id) == (TO_REVIEW, SLOW_PATH_ID, CARD.id)
     detail = marker.detail
@@ -66,7 +67,7 @@ def test_route_sends_no_match_and_skips_to_review_with_the_evidence_summary() ->
 
 
 def test_route_without_evidence_still_marks_the_card() -> None:
-    marker = route(CARD, Abstention(CARD.id, JOIN_KEY_ID, "no-evidence"), None, None)
+    marker = route(CARD, {JOIN_KEY_ID: Abstention(CARD.id, JOIN_KEY_ID, "no-evidence")}, None)
     assert marker is not None and marker.detail["evidence"] is None
     assert marker.detail["why"] == ["join-key:no-evidence", "fallback:not-run"]
 
@@ -74,7 +75,7 @@ def test_route_without_evidence_still_marks_the_card() -> None:
 def test_run_calculators_confident_hit_writes_one_vote() -> None:
     outcome = run_calculators(CARD, ev(collector_number="146", set_code="m10"), CANDIDATES, EXPANSIONS)
     assert [(v.anonymous_id, v.printing_id) for v in outcome.votes] == [(JOIN_KEY_ID, P_M10.id)]
-    assert outcome.abstentions == [] and outcome.fallback is None and outcome.slow_path is None
+    assert outcome.abstentions == [] and outcome.results[FALLBACK_ID] is None and outcome.slow_path is None
     assert outcome.labels() == {JOIN_KEY_ID: "vote", FALLBACK_ID: "not-run", SLOW_PATH_ID: "not-routed"}
 
 

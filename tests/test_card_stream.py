@@ -11,21 +11,20 @@ from dagster import (
     SensorResult,
     SkipReason,
     build_sensor_context,
-    job,
-    op,
 )
 from sqlalchemy import text
 
-from stage_e_dagster.assets.batch import batch_from_run_config
 from stage_e_dagster.db import ledger, trips
 from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.definitions import build_definitions
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.work import STAGE_C_ID
+from stage_e_dagster.jobs import batch_from_run_config
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
-from stage_e_dagster.sensors.backstop import backstop_sweep
 from stage_e_dagster.sensors.card_stream import card_stream, parse_cursor
+from stage_e_dagster.settings import Settings
 from tests.stream_helpers import (
     add_evidence,
     add_runs,
@@ -176,22 +175,12 @@ def test_an_unreadable_cursor_starts_from_the_beginning(db_url, instance):
 
 
 def test_sensor_and_schedule_load_in_definitions():
-    @op
-    def noop() -> None:
-        """Stand-in for the real micro_batch assets."""
-
-    @job(name="micro_batch")
-    def micro_batch() -> None:
-        noop()
-
-    defs = Definitions(
-        jobs=[micro_batch], sensors=[card_stream], schedules=[backstop_sweep],
-        resources={"database": AppDatabase(database_url="postgresql+psycopg2://u@/db"), "stream": StreamControl()},
-    )
+    defs = build_definitions(Settings())
     Definitions.validate_loadable(defs)
     repo = defs.get_repository_def()
     sensor_def, schedule_def = repo.get_sensor_def("card_stream"), repo.get_schedule_def("backstop_sweep")
     assert sensor_def.minimum_interval_seconds == 15 and sensor_def.default_status == DefaultSensorStatus.RUNNING
+    assert sensor_def.job_name == "micro_batch" and schedule_def.job_name == "micro_batch"
     assert (schedule_def.cron_schedule, schedule_def.execution_timezone) == ("*/30 * * * *", "UTC")
 
 

@@ -10,6 +10,7 @@ import pytest
 from stage_e_dagster.db.image_loads import recent_load_counts
 from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, enforced, evaluate_bars
 from stage_e_dagster.domain.work import STAGE_C_ID
+from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope, EnvelopeTripped
 from stage_e_dagster.resources.ocr_slots import usable_cores
 
@@ -144,7 +145,7 @@ class FakeEnvelope(Envelope):
 
 
 def _fake(**config) -> FakeEnvelope:
-    config.setdefault("database_url", "postgresql+psycopg2://nobody@/nowhere")
+    config.setdefault("database", AppDatabase(database_url="postgresql+psycopg2://nobody@/nowhere"))
     config.setdefault("host_load_ceiling", 4.0)
     return FakeEnvelope(**config)
 
@@ -193,7 +194,7 @@ def test_envelope_tripped_is_a_typed_failure_with_exact_metadata() -> None:
 
 
 def test_real_readers_sample_this_host(db_url: str) -> None:
-    env = Envelope(database_url=db_url, host_load_ceiling=1e9, rss_ceiling_mb=1.0)
+    env = Envelope(database=AppDatabase(database_url=db_url), host_load_ceiling=1e9, rss_ceiling_mb=1.0)
     signals = env.sample(worker_pids=[999_999_999])  # a pid that does not exist is skipped
     assert signals.host_load is not None and signals.host_load >= 0
     assert set(signals.rss_mb) == {os.getpid()} and signals.rss_mb[os.getpid()] > 1.0
@@ -204,10 +205,11 @@ def test_real_readers_sample_this_host(db_url: str) -> None:
 
 
 def test_unreadable_database_skips_the_failure_rate_bar() -> None:
-    env = Envelope(database_url="postgresql+psycopg2://nobody:secret@127.0.0.1:1/none", host_load_ceiling=1e9)
+    unreachable = AppDatabase(database_url="postgresql+psycopg2://nobody:secret@127.0.0.1:1/none")
+    env = Envelope(database=unreachable, host_load_ceiling=1e9)
     assert env.read_image_loads() is None
     env.check("passive")  # rss of this test process is far below 1024 MB
 
 
 def test_default_host_load_ceiling_is_usable_cores() -> None:
-    assert Envelope(database_url="x").ceilings().host_load == float(usable_cores())
+    assert Envelope(database=AppDatabase(database_url="x")).ceilings().host_load == float(usable_cores())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import shutil
 
 import pytest
@@ -29,10 +28,6 @@ needs_tesserocr = pytest.mark.skipif(not TesserocrEngine.available(), reason="te
 needs_binary = pytest.mark.skipif(shutil.which("tesseract") is None, reason="no tesseract binary on PATH")
 
 
-def test_thread_limit_is_set_for_workers() -> None:
-    assert os.environ.get("OMP_THREAD_LIMIT")
-
-
 def test_unknown_engine_name() -> None:
     with pytest.raises(ValueError, match="tesserocr, pytesseract"):
         make_engine("easyocr")
@@ -49,7 +44,7 @@ def test_pytesseract_without_binary_reports_unavailable(monkeypatch: pytest.Monk
 
 
 def test_tesserocr_without_language_data_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ocr, "find_tessdata", lambda lang="eng": None)
+    monkeypatch.setattr(ocr, "find_tessdata", lambda lang="eng", prefix=None: None)
     monkeypatch.setattr(ocr, "_shared_tesserocr", None)
     assert TesserocrEngine.available() is False
     with pytest.raises(OcrUnavailableError, match=r"eng\.traineddata"):

@@ -8,9 +8,10 @@ import time
 import dagster as dg
 import pytest
 
-from stage_e_dagster.assets.batch import BatchSpec
 from stage_e_dagster.db import ledger, trips
 from stage_e_dagster.db.slot_holders import list_slot_holders
+from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_slots import OcrSlots
 from stage_e_dagster.resources.stream import StreamControl
@@ -36,7 +37,7 @@ def _stream_tick(instance, db_url):
 
 def test_no_free_slot_retries_then_closes_the_batch_throttled(db_url, batch):
     job = micro_batch_job(db_url)
-    with OcrSlots(database_url=db_url, max_slots=2).acquire(2) as held:
+    with OcrSlots(database=AppDatabase(database_url=db_url), max_slots=2).acquire(2) as held:
         assert held == [0, 1]
         result = job.execute_in_process(run_config=batch.run_config(), instance=dg.DagsterInstance.ephemeral())
     assert result.success
@@ -53,7 +54,7 @@ def test_envelope_breach_halts_the_stream_until_acknowledged(db_url, batch, pg_d
     instance = pg_dagster_instance
     ticker = Ticker(instance, db_url)
     ticker.tick()
-    tripping = Envelope(database_url=db_url, host_load_ceiling=1e9, rss_ceiling_mb=1.0)
+    tripping = Envelope(database=AppDatabase(database_url=db_url), host_load_ceiling=1e9, rss_ceiling_mb=1.0)
     result = micro_batch_job(db_url, envelope=tripping).execute_in_process(
         run_config=batch.run_config(), instance=instance, raise_on_error=False)
     assert not result.success

@@ -30,13 +30,14 @@ from stage_e_dagster.db.slot_holders import (
     list_slot_holders,
     slot_key,
 )
+from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.ocr_slots import OcrSlots, usable_cores
 
 CTX = mp.get_context("fork")
 
 
 def global_slots(url: str, max_slots: int, **kw: object) -> OcrSlots:
-    return OcrSlots(database_url=url, max_slots=max_slots, scope="global", **kw)
+    return OcrSlots(database=AppDatabase(database_url=url), max_slots=max_slots, scope="global", **kw)
 
 
 # -- workers (module level so child processes can run them) --------------------------------------------------------
@@ -189,7 +190,7 @@ def test_unreachable_database_fails_closed_without_leaking_the_password(
     url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="stage_e_dagster")
-    with OcrSlots(database_url=url, max_slots=2).acquire() as held:
+    with OcrSlots(database=AppDatabase(database_url=url), max_slots=2).acquire() as held:
         assert held == []
     assert "OCR slots unavailable" in caplog.text
     assert "s3cr3t-pw" not in caplog.text
@@ -248,10 +249,10 @@ def test_host_and_global_scopes_never_collide(db_url: str) -> None:
 
     with ExitStack() as stack_ctx:
         assert stack(global_slots(db_url, 2)) == [0, 1]
-        assert stack(OcrSlots(database_url=db_url, max_slots=2, host_id="host-a")) == [0, 1]
-        assert stack(OcrSlots(database_url=db_url, max_slots=2, host_id="host-b")) == [0, 1]
+        assert stack(OcrSlots(database=AppDatabase(database_url=db_url), max_slots=2, host_id="host-a")) == [0, 1]
+        assert stack(OcrSlots(database=AppDatabase(database_url=db_url), max_slots=2, host_id="host-b")) == [0, 1]
         assert stack(global_slots(db_url, 2)) == []
-        assert stack(OcrSlots(database_url=db_url, max_slots=2, host_id="host-a")) == []
+        assert stack(OcrSlots(database=AppDatabase(database_url=db_url), max_slots=2, host_id="host-a")) == []
         scopes = sorted((h.scope, h.host_key, h.slot) for h in list_slot_holders(db_url))
         a, b = host_key("host-a"), host_key("host-b")
         assert scopes == sorted([("global", None, 0), ("global", None, 1), ("host", a, 0), ("host", a, 1),
@@ -261,12 +262,12 @@ def test_host_and_global_scopes_never_collide(db_url: str) -> None:
 def test_max_slots_defaults_to_usable_cores_and_clamps(caplog: pytest.LogCaptureFixture) -> None:
     cpus = len(os.sched_getaffinity(0))
     assert usable_cores() == max(1, cpus - 1)
-    assert OcrSlots(database_url="unused").slot_count == usable_cores()
+    assert OcrSlots(database=AppDatabase(database_url="unused")).slot_count == usable_cores()
     assert "outside" not in caplog.text
-    clamped = OcrSlots(database_url="unused", max_slots=0)
+    clamped = OcrSlots(database=AppDatabase(database_url="unused"), max_slots=0)
     assert clamped.slot_count == 1
     assert "max_slots=0 is outside" in caplog.text
-    assert OcrSlots(database_url="unused", max_slots=10_000).slot_count == MAX_SLOTS
+    assert OcrSlots(database=AppDatabase(database_url="unused"), max_slots=10_000).slot_count == MAX_SLOTS
 
 
 def test_wait_acquires_when_a_holder_releases_mid_wait(db_url: str, pg_connect) -> None:
@@ -298,7 +299,7 @@ def test_list_slot_holders_names_the_holder(db_url: str, pg_connect) -> None:
     other = pg_connect()
     with other.cursor() as cur:  # advisory locks outside our namespace are not OCR slots
         cur.execute("SELECT pg_advisory_lock(1, 2), pg_advisory_lock(12345)")
-    slots = OcrSlots(database_url=db_url, max_slots=2, host_id="host-a")
+    slots = OcrSlots(database=AppDatabase(database_url=db_url), max_slots=2, host_id="host-a")
     with slots.acquire(holder="run-abc") as held:
         assert held == [0]
         [holder] = list_slot_holders(db_url)
@@ -319,13 +320,13 @@ def ocr_probe(context, ocr_slots: OcrSlots) -> list[str]:
     """
     with ocr_slots.acquire(holder=context.run.run_id) as held:
         assert held == [0]
-        return [h.application_name or "" for h in list_slot_holders(ocr_slots.database_url)]
+        return [h.application_name or "" for h in list_slot_holders(ocr_slots.database.url)]
 
 
 def test_resource_inside_dagster(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STAGE_E_TEST_OCR_URL", db_url)
 
-    slots = OcrSlots(database_url=dg.EnvVar("STAGE_E_TEST_OCR_URL"), max_slots=1, scope="global")
+    slots = OcrSlots(database=AppDatabase(database_url=dg.EnvVar("STAGE_E_TEST_OCR_URL")), max_slots=1, scope="global")
     result = dg.materialize([ocr_probe], resources={"ocr_slots": slots})
     assert result.success
     [name] = result.output_for_node("ocr_probe")

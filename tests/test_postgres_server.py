@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from stage_e_dagster.cli import main
 from stage_e_dagster.db.server import EmbeddedPostgres, PostgresStartError
+from stage_e_dagster.resources.database import AppDatabase
 
 
 @pytest.fixture
@@ -91,7 +92,8 @@ def test_slots_command_lists_holders(home, monkeypatch):
 
     runner = CliRunner()
     assert runner.invoke(main, ["slots"]).output.strip() == "no OCR slots held"
-    with OcrSlots(database_url=app_database_url(), max_slots=1).acquire(1, holder="run-xyz") as held:
+    slots = OcrSlots(database=AppDatabase(database_url=app_database_url()), max_slots=1)
+    with slots.acquire(1, holder="run-xyz") as held:
         assert held == [0]
         listing = runner.invoke(main, ["slots"])
     assert listing.exit_code == 0 and "run-xyz" in listing.output

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from stage_e_dagster.commands.review import review, vote
 from stage_e_dagster.db.engine import session_scope
 from stage_e_dagster.db.models import Card, CardPrintingTag
-from stage_e_dagster.db.stage_d_run import run_stage_d
+from stage_e_dagster.stages.stage_d import run_stage_d
 from tests.stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence
 
 

@@ -15,9 +15,9 @@ from dagster._core.definitions.run_status_sensor_definition import RunStatusSens
 from dagster._core.definitions.sensor_definition import SensorExecutionData
 from dagster._core.events import DagsterEvent, DagsterEventType
 
-from stage_e_dagster.assets.batch import BatchSpec
 from stage_e_dagster.commands.trips import trips as trips_cli
 from stage_e_dagster.db import ledger, trips
+from stage_e_dagster.jobs import BatchSpec
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.sensors.run_failures import (
@@ -86,7 +86,8 @@ def test_stored_failures_halt_on_envelope_trips_and_fail_otherwise(instance, db_
     ticker = Ticker(instance, db_url)
     assert ticker.tick().skip_message.startswith("Initiating")  # the first tick only records where it starts
 
-    tripping = Envelope(database_url=db_url, host_load_ceiling=1e9, rss_ceiling_mb=1.0)  # any process is > 1 MB
+    # any process is > 1 MB
+    tripping = Envelope(database=AppDatabase(database_url=db_url), host_load_ceiling=1e9, rss_ceiling_mb=1.0)
     envelope_run = _run(_micro_batch(envelope_checked, envelope=tripping), instance,
                         BatchSpec((1, 2, 3), "card-event", "passive"))
     ledger.open_batch(db_url, "already-open", "manual", "passive", [9])  # unrelated row stays untouched

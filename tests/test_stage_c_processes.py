@@ -9,13 +9,14 @@ import re
 import signal
 import threading
 import time
+from pathlib import Path
 
 import psutil
 import pytest
 
 from stage_e_dagster.db.slot_holders import list_slot_holders
+from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings
-from stage_e_dagster.workers.stage_c import run_stage_c
 from tests.stage_c_helpers import card_ids, rows, seed_scans
 
 pytestmark = pytest.mark.slow
@@ -134,7 +135,7 @@ def test_a_card_that_hangs_is_abandoned_and_a_replacement_finishes_the_batch(db_
 
 
 def test_a_batch_gives_up_after_its_replacements_and_fails(db_url, tmp_path):
-    from stage_e_dagster.workers.stage_c import StageCIncomplete
+    from stage_e_dagster.stages.stage_c import StageCIncomplete
 
     seed_scans(db_url, tmp_path, cards=5)
     ids = card_ids(db_url)
@@ -146,3 +147,24 @@ def test_a_batch_gives_up_after_its_replacements_and_fails(db_url, tmp_path):
     assert rows(db_url, "SELECT skip_reason, count(*) FROM card_scan_log GROUP BY 1") == [("extraction-timeout", 3)]
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
     assert list_slot_holders(db_url) == []
+
+
+def test_ocr_workers_run_with_one_openmp_thread(db_url, tmp_path):
+    seed_scans(db_url, tmp_path, cards=2)
+    ids = sorted(card_ids(db_url).values())
+    environments: dict[int, dict[str, str]] = {}
+
+    def look(pids: list[int]) -> None:
+        for pid in pids:
+            if pid not in environments:
+                try:
+                    raw = Path(f"/proc/{pid}/environ").read_bytes()
+                except OSError:
+                    continue
+                environments[pid] = dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
+
+    settings = PoolSettings(workers=1, engine="tesserocr", holder="omp", slots={"database_url": db_url})
+    counters = run_stage_c(db_url, ids, "omp", settings, force=True, on_tick=look)
+    assert counters.extracted == 2
+    assert environments, "no worker was seen"
+    assert all(env.get("OMP_THREAD_LIMIT") == "1" for env in environments.values())

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from stage_e_dagster.domain.evidence import extract
+from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings
-from stage_e_dagster.workers.stage_c import run_stage_c
 from tests.stage_c_helpers import card_ids, rows, seed_scans
 
 
@@ -93,7 +94,7 @@ def test_no_free_slot_means_throttled_with_nothing_extracted(db_url, seeded, pg_
     _truth, ids, _root = seeded
     from stage_e_dagster.resources.ocr_slots import OcrSlots
 
-    blocker = OcrSlots(database_url=db_url, max_slots=1)
+    blocker = OcrSlots(database=AppDatabase(database_url=db_url), max_slots=1)
     with blocker.acquire(1) as held:
         assert held == [0]
         result = run_stage_c(db_url, list(ids.values()), "run-1", settings(db_url, workers=2, max_slots=1))
@@ -103,8 +104,8 @@ def test_no_free_slot_means_throttled_with_nothing_extracted(db_url, seeded, pg_
 
 def test_stage_d_is_owed_until_it_decides_on_the_current_evidence(db_url, seeded, pg_connect):
     """A crash between Stage C and Stage D leaves the cards owed to Stage D; a rewrite by Stage C re-opens them."""
-    from stage_e_dagster.db.stage_d_run import run_stage_d
     from stage_e_dagster.db.stream import cards_needing_work, count_needing_work
+    from stage_e_dagster.stages.stage_d import run_stage_d
 
     _truth, ids, _root = seeded
     assert count_needing_work(db_url) == 6  # no evidence yet

@@ -3,8 +3,9 @@
 import pytest
 from dagster import AssetKey, Config, asset, materialize
 
-from stage_e_dagster.assets.batch import BatchSpec
 from stage_e_dagster.assets.stage_d import printing_votes
+from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from tests.stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence
 
@@ -37,7 +38,7 @@ def _metadata(result):
 def test_printing_votes_with_explicit_card_ids(db_url, card_ids):
     result = materialize(
         [printing_votes],
-        resources={"database": AppDatabase(database_url=db_url)},
+        resources={"database": AppDatabase(database_url=db_url), "consensus": Consensus()},
         run_config={"ops": {"printing_votes": {"config": {"card_ids": card_ids, "policy": "machine-quorum"}}}},
     )
     assert result.success
@@ -52,7 +53,7 @@ def test_printing_votes_with_explicit_card_ids(db_url, card_ids):
 def test_printing_votes_reads_the_runs_batch_when_unconfigured(db_url, card_ids):
     result = materialize(
         [stub_image_evidence, printing_votes],
-        resources={"database": AppDatabase(database_url=db_url)},
+        resources={"database": AppDatabase(database_url=db_url), "consensus": Consensus()},
         run_config=BatchSpec(tuple(card_ids)).run_config(),
     )
     assert result.success

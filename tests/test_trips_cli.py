@@ -6,9 +6,9 @@ import dagster as dg
 import pytest
 from click.testing import CliRunner
 
-from stage_e_dagster.assets.acknowledge import acknowledge_envelope_trip
 from stage_e_dagster.commands.trips import trips as trips_cli
 from stage_e_dagster.db import trips
+from stage_e_dagster.ops.acknowledge import acknowledge_envelope_trip
 from stage_e_dagster.resources.database import AppDatabase
 
 
@@ -95,7 +95,8 @@ def test_acknowledge_job_acknowledges_one_trip(db_url, three_trips) -> None:
     a, b, c = three_trips
     result = _ack_job(db_url, c, "bad batch of uploads quarantined")
     assert result.success
-    assert result.output_for_node("acknowledge_trip") == c
+    (output,) = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_OUTPUT]
+    assert output.step_output_data.metadata["trip_id"].value == c
     assert [t.id for t in trips.open_trips(db_url)] == [a, b]
 
 

@@ -10,10 +10,10 @@ from sqlalchemy import select
 
 from stage_e_dagster.db.engine import get_engine, session_scope
 from stage_e_dagster.db.models import CardPrintingTag, CardScanLog
-from stage_e_dagster.db.stage_d_run import run_stage_d
 from stage_e_dagster.db.votes import write_log_entries, write_vote_groups
 from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID, SLOW_PATH_ID
 from stage_e_dagster.domain.stage_d import LogEntry, ProposedVote, VoteGroup
+from stage_e_dagster.stages.stage_d import run_stage_d
 from tests.stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence, set_evidence
 
 VOTER = "stage-d-join-key-v1"

@@ -30,7 +30,7 @@ ROUNDS = 5
 def _stage_d_worker(url: str, batches: list[list[int]], barrier: Any, results: Any, index: int) -> None:
     """One racing process: a Stage D run per round, all processes starting each round together."""
     try:
-        from stage_e_dagster.db.stage_d_run import run_stage_d
+        from stage_e_dagster.stages.stage_d import run_stage_d
 
         counters = []
         for round_no, batch in enumerate(batches):

@@ -1,16 +1,18 @@
 """Stage C asset `image_evidence`: opens the batch's ledger row, then extracts evidence on slot-holding workers."""
 
+from pathlib import Path
+
 from dagster import AssetExecutionContext, Config, MaterializeResult, RetryRequested, asset
 from pydantic import Field
 
-from stage_e_dagster.assets.batch import MODES, TRIGGERS
 from stage_e_dagster.db import ledger
+from stage_e_dagster.jobs import IMAGE_EVIDENCE, MODES, TRIGGERS
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_engine import OcrSettings
 from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings
-from stage_e_dagster.workers.stage_c import run_stage_c
 
 
 class ImageEvidenceConfig(Config):
@@ -22,7 +24,7 @@ class ImageEvidenceConfig(Config):
     mode: str = Field(default="passive", description=f"One of {', '.join(MODES)}; bulk runs skip the envelope.")
 
 
-@asset(group_name="stage_c", output_required=False, description=__doc__)
+@asset(key=IMAGE_EVIDENCE, group_name="stage_c", output_required=False, description=__doc__)
 def image_evidence(
     context: AssetExecutionContext,
     config: ImageEvidenceConfig,
@@ -39,6 +41,7 @@ def image_evidence(
     settings = PoolSettings(
         workers=ocr.workers or ocr_slots.slot_count, engine=ocr.engine, slots=ocr_slots.worker_config(),
         holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds,
+        tessdata_prefix=Path(ocr.tessdata_prefix) if ocr.tessdata_prefix else None,
     )
     counters = run_stage_c(
         url, config.card_ids, run_id, settings, force=config.force,

@@ -1,4 +1,4 @@
-"""The `printing_votes` asset: Stage D over a run's batch. A thin shell over `db.stage_d_run.run_stage_d`.
+"""The `printing_votes` asset: Stage D over a run's batch. A thin shell over `stages.stage_d.run_stage_d`.
 
 It depends on `image_evidence` by key only: data passes through Postgres, not an IO manager. The batch is its own
 `card_ids` config when given, else the run's batch from the first asset's run config.
@@ -9,10 +9,11 @@ from typing import Any
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
 from pydantic import Field
 
-from stage_e_dagster.assets.batch import batch_from_run_config, default_policy
 from stage_e_dagster.db import ledger
-from stage_e_dagster.db.stage_d_run import run_stage_d
+from stage_e_dagster.jobs import IMAGE_EVIDENCE, PRINTING_VOTES, batch_from_run_config
+from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.stages.stage_d import run_stage_d
 
 _HEADLINE = (
     "cards_processed", "votes_cast", "already_voted", "votes_removed", "routed_to_review", "review_markers_new",
@@ -21,10 +22,11 @@ _HEADLINE = (
 
 
 class PrintingVotesConfig(Config):
-    """Which cards to process (empty: the run's batch) and the consensus policy (`funnel` or `machine-quorum`)."""
+    """Which cards to process (empty: the run's batch) and an optional consensus policy for this run."""
 
     card_ids: list[int] = []
-    policy: str = Field(default_factory=default_policy, description="funnel or machine-quorum.")
+    policy: str | None = Field(default=None, description="funnel or machine-quorum; default: the `consensus` "
+                                                         "resource's policy.")
 
 
 def stage_d_metadata(counters: dict[str, Any]) -> dict[str, Any]:
@@ -37,13 +39,13 @@ def stage_d_metadata(counters: dict[str, Any]) -> dict[str, Any]:
     return metadata
 
 
-@asset(group_name="stage_d", deps=["image_evidence"])
+@asset(key=PRINTING_VOTES, group_name="stage_d", deps=[IMAGE_EVIDENCE])
 def printing_votes(
-    context: AssetExecutionContext, config: PrintingVotesConfig, database: AppDatabase
+    context: AssetExecutionContext, config: PrintingVotesConfig, database: AppDatabase, consensus: Consensus
 ) -> MaterializeResult:
     """Machine votes and review routing for the batch's cards, then their consensus."""
     card_ids = list(config.card_ids) or list(batch_from_run_config(context.run.run_config).card_ids)
-    counters = run_stage_d(database.url, card_ids, context.run.run_id, config.policy)
+    counters = run_stage_d(database.url, card_ids, context.run.run_id, config.policy or consensus.policy)
     ledger.merge_counters(database.url, context.run.run_id, {"stage_d": counters})
     context.log.info(
         f"stage D: {counters['cards_processed']} cards, {counters['votes_cast']} votes cast, "

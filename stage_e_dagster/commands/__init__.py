@@ -6,11 +6,29 @@ import click
 
 from stage_e_dagster.db.server import PostgresStartError
 from stage_e_dagster.db.urls import app_database_url
+from stage_e_dagster.settings import Settings, SettingsError
 
 
-def app_url() -> str:
-    """The application database URL, starting the embedded server if needed; a clear error when it cannot."""
+def settings() -> Settings:
+    """The settings from the environment; a bad value is a clear usage error naming the variable."""
     try:
-        return app_database_url()
+        return Settings.from_env()
+    except SettingsError as err:
+        raise click.ClickException(f"bad setting: {err}") from err
+
+
+def app_url(migrate: bool = True) -> str:
+    """The application database URL, starting the embedded server if needed and bringing its schema to head
+    (unless `migrate` is False); a clear error when the server cannot start."""
+    from stage_e_dagster.db.migrate import SchemaNotCurrent, require_head, upgrade
+
+    try:
+        url = app_database_url(settings())
     except PostgresStartError as err:
         raise click.ClickException(f"cannot start the embedded Postgres: {err}") from err
+    if migrate:
+        try:
+            require_head(url)
+        except SchemaNotCurrent:
+            upgrade(url)
+    return url

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from stage_e_dagster.commands import app_url
+from stage_e_dagster.commands import app_url, settings
 from stage_e_dagster.db.server import PostgresStartError
 
 
@@ -36,9 +36,10 @@ def dev(host: str, port: int) -> None:
     from stage_e_dagster.runtime import PROJECT_ROOT, prepare_dagster_environment
 
     try:
-        prepare_dagster_environment()
+        prepare_dagster_environment(settings())
     except PostgresStartError as err:
         raise click.ClickException(str(err)) from err
+    app_url()  # the schema at head before Dagster starts
     click.echo(f"Dagster UI on http://{host}:{port} (Ctrl-C stops it; the database keeps running)")
     argv = [sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"),
             "-h", host, "-p", str(port)]
@@ -48,10 +49,11 @@ def dev(host: str, port: int) -> None:
 
 @click.command("run")
 @click.option("--limit", type=click.IntRange(min=1), help="Stop after this many cards.")
-@click.option("--batch-size", default=100, show_default=True, type=click.IntRange(min=1))
+@click.option("--batch-size", type=click.IntRange(min=1),
+              help="Cards per batch (default: STAGE_E_BATCH_SIZE, else 100).")
 @click.option("--mode", type=click.Choice(["bulk", "passive"]), default="bulk", show_default=True,
               help="bulk runs are exempt from the operating envelope; passive runs are held to it.")
-def run_backlog_command(limit: int | None, batch_size: int, mode: str) -> None:
+def run_backlog_command(limit: int | None, batch_size: int | None, mode: str) -> None:
     """Drive the backlog through the micro_batch job in this process (runs show in the Dagster UI)."""
     from dagster import DagsterInstance
 
@@ -59,11 +61,13 @@ def run_backlog_command(limit: int | None, batch_size: int, mode: str) -> None:
     from stage_e_dagster.db.stream import count_needing_work
     from stage_e_dagster.runtime import prepare_dagster_environment
 
+    config = settings()
     try:
-        prepare_dagster_environment()
+        prepare_dagster_environment(config)
     except PostgresStartError as err:
         raise click.ClickException(str(err)) from err
-    url = os.environ["STAGE_E_DATABASE_URL"]
+    url = app_url()
+    batch_size = batch_size or config.batch_size
     if mode == "passive":
         from stage_e_dagster.db.trips import open_trips
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from stage_e_dagster.commands import app_url
-from stage_e_dagster.domain.consensus import POLICIES, POLICY_VAR
+from stage_e_dagster.commands import app_url, settings
+from stage_e_dagster.domain.consensus import POLICIES
+from stage_e_dagster.settings import var_name
 
 
 def _show(value: object) -> str:
@@ -51,14 +52,15 @@ def review_list(limit: int) -> None:
 @click.option("--no-match", is_flag=True, help="The scan shows no printing in the catalogue.")
 @click.option("--user", required=True, help="Who votes (their previous vote on this card is replaced).")
 @click.option("--admin", is_flag=True, help="Vote as an admin (weight 5 instead of 1).")
-@click.option("--policy", type=click.Choice(POLICIES), default="funnel", show_default=True, envvar=POLICY_VAR,
-              help=f"Consensus policy for recomputing the card (env {POLICY_VAR}).")
-def vote(card_id: int, scryfall_id: str | None, no_match: bool, user: str, admin: bool, policy: str) -> None:
+@click.option("--policy", type=click.Choice(POLICIES),
+              help=f"Consensus policy for recomputing the card (default: {var_name('consensus_policy')}, else funnel).")
+def vote(card_id: int, scryfall_id: str | None, no_match: bool, user: str, admin: bool, policy: str | None) -> None:
     """Cast a human vote on CARD_ID (--printing SCRYFALL_ID or --no-match) and recompute its consensus."""
     from stage_e_dagster.db.votes import VoteError, cast_human_vote
 
     if (scryfall_id is None) == (not no_match):
         raise click.UsageError("give exactly one of --printing SCRYFALL_ID and --no-match")
+    policy = policy or settings().consensus_policy
     try:
         result = cast_human_vote(app_url(), card_id, user, scryfall_id=scryfall_id, no_match=no_match,
                                  admin=admin, policy=policy)

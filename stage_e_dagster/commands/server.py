@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stage_e_dagster.commands import app_url
+from stage_e_dagster.commands import app_url, settings
 from stage_e_dagster.db.server import PostgresStartError
 from stage_e_dagster.db.urls import app_database_url, dagster_database_url, embedded_server, redact
 
@@ -17,7 +17,7 @@ def postgres() -> None:
 @postgres.command("start")
 def postgres_start() -> None:
     """Start the embedded server (harmless when it already runs) and create both databases."""
-    server = embedded_server()
+    server = embedded_server(settings())
     try:
         status = server.start(databases=("stage_e", "dagster"))
     except PostgresStartError as err:
@@ -28,13 +28,13 @@ def postgres_start() -> None:
 @postgres.command("stop")
 def postgres_stop() -> None:
     """Stop the embedded server."""
-    click.echo("stopped" if embedded_server().stop() else "not running")
+    click.echo("stopped" if embedded_server(settings()).stop() else "not running")
 
 
 @postgres.command("status")
 def postgres_status() -> None:
     """Say whether the embedded server runs; exit 1 when it does not."""
-    status = embedded_server().status()
+    status = embedded_server(settings()).status()
     if status.running:
         click.echo(f"running (pid {status.pid}), data in {status.data_dir}, socket in {status.socket_dir}")
     else:
@@ -47,7 +47,7 @@ def postgres_status() -> None:
 def postgres_url(dagster: bool) -> None:
     """Print the database URL (starting the embedded server if needed); passwords are hidden."""
     try:
-        url = dagster_database_url() if dagster else app_database_url()
+        url = dagster_database_url(settings()) if dagster else app_database_url(settings())
     except PostgresStartError as err:
         raise click.ClickException(str(err)) from err
     click.echo(redact(url))
@@ -63,5 +63,5 @@ def db_upgrade() -> None:
     """Apply every Alembic migration."""
     from stage_e_dagster.db.migrate import upgrade
 
-    upgrade(app_url())
+    upgrade(app_url(migrate=False))
     click.echo("schema is at head")

@@ -129,3 +129,18 @@ def recompute_consensus(
                                "printings": int_array(c[2] for c in changed)})
     result.changed = len(changed)
     return result, resolutions
+
+
+_STATE_COUNTS = text(
+    "SELECT printing_status, count(*) FROM card WHERE id = ANY(CAST(:ids AS bigint[])) GROUP BY printing_status"
+)
+
+
+def state_counts(conn: Connection, card_ids: Iterable[int]) -> dict[str, int]:
+    """How many of the cards are resolved, no_match and unresolved right now (every state present, zeros too)."""
+    counts = {"resolved": 0, "no_match": 0, "unresolved": 0}
+    ids = sorted(set(card_ids))
+    if ids:
+        for status, count in conn.execute(_STATE_COUNTS, {"ids": int_array(ids)}):
+            counts[status] = int(count)
+    return counts

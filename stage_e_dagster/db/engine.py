@@ -1,4 +1,8 @@
-"""Engines and sessions for the application database, one engine per URL per process."""
+"""Engines and sessions for the application database, one engine per URL per process.
+
+An engine never changes the schema: migrating is an explicit step (`db.migrate.upgrade`), which the CLI and the
+tests take before they use a database.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +13,13 @@ from functools import lru_cache
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from stage_e_dagster.db.migrate import ensure_schema
 from stage_e_dagster.db.urls import normalise_url
 
 
 @lru_cache(maxsize=8)
 def get_engine(url: str) -> Engine:
-    """A pooled engine for `url`, with the schema upgraded to head first."""
-    url = normalise_url(url)
-    ensure_schema(url)
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    """A pooled engine for `url`."""
+    return create_engine(normalise_url(url), pool_pre_ping=True, pool_size=5, max_overflow=5)
 
 
 @contextmanager

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
+from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.models import CardScanLog, Expansion, ImageEvidence
+from stage_e_dagster.db.predicates import CURRENT_EVIDENCE, predicate_params
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.stage_c import CardWork, evidence_columns
 from stage_e_dagster.domain.work import STAGE_C_ID
@@ -73,6 +75,19 @@ def save_evidence(url: str, card_id: int, content_sha256: str, evidence: Evidenc
     )
     with get_engine(url).begin() as conn:
         conn.execute(stmt)
+
+
+_MARK_DECIDED = text(
+    f"UPDATE image_evidence AS e SET decided_by = :decided_by FROM card AS c WHERE {CURRENT_EVIDENCE} "
+    "AND c.id = ANY(CAST(:ids AS bigint[])) AND e.decided_by IS DISTINCT FROM :decided_by"
+)
+
+
+def mark_decided(conn: Connection, card_ids: Sequence[int], versions: Mapping[str, str]) -> None:
+    """Mark the cards' current evidence decided by the current calculators, in the deciding transaction (Stage C
+    clears the mark whenever it rewrites the row)."""
+    if card_ids:
+        conn.execute(_MARK_DECIDED, predicate_params(versions, ids=int_array(card_ids)))
 
 
 def log_skip(url: str, card_id: int, content_sha256: str, skip: EvidenceSkip, run_id: str | None) -> bool:

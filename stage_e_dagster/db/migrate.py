@@ -1,4 +1,4 @@
-"""Apply the Alembic migrations. Commands that need the schema call `ensure_schema` themselves."""
+"""The schema: apply the Alembic migrations (an explicit step), and check a database is at head before use."""
 
 from __future__ import annotations
 
@@ -6,11 +6,17 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, pool, text
+from sqlalchemy.exc import InterfaceError, OperationalError, ProgrammingError
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Serialises concurrent upgrades (a CLI and a Dagster step starting at once) on one database.
 _MIGRATION_LOCK_KEY = 0x5E_DB_00_01
+
+
+class SchemaNotCurrent(RuntimeError):
+    """The application database is not at the newest migration; the message says how to upgrade it."""
 
 
 def alembic_config(url: str) -> Config:
@@ -33,11 +39,35 @@ def upgrade(url: str, revision: str = "head") -> None:
         engine.dispose()
 
 
-_checked: set[str] = set()
+def head_revision() -> str:
+    """The newest migration's revision id."""
+    head = ScriptDirectory.from_config(alembic_config("postgresql://")).get_current_head()
+    assert head is not None
+    return head
 
 
-def ensure_schema(url: str) -> None:
-    """Upgrade once per process per URL."""
-    if url not in _checked:
-        upgrade(url)
-        _checked.add(url)
+_current: set[str] = set()
+
+
+def require_head(url: str) -> None:
+    """Raise `SchemaNotCurrent` unless the database at `url` is at the newest migration (a success is remembered
+    for the process). A database that cannot be reached is not judged here: the work that needs it reports that."""
+    if url in _current:
+        return
+    engine = create_engine(url, poolclass=pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            current = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except ProgrammingError:
+        current = None
+    except (OperationalError, InterfaceError):
+        return
+    finally:
+        engine.dispose()
+    if current == head_revision():
+        _current.add(url)
+    else:
+        raise SchemaNotCurrent(
+            f"the application database is at schema revision {current or 'none'}, not {head_revision()}: "
+            "run `stage-e db upgrade` (or `make demo`, which does it)"
+        )

@@ -1,22 +1,34 @@
 """The human review queue: cards the slow path routed `to-review` that still need a person.
 
 A card is in the queue when it has a `to-review` marker, is still `unresolved`, is not missing from its source,
-and its stored machine votes show no confident hit (no join-key printing vote of confidence >= 0.8 and no
-fallback printing vote). Machine votes always mirror each voter's latest conclusion, so that last condition is
-the router's own rule applied to the latest pass: a card a later pass identified leaves the queue. Each card is
+and its stored machine votes show no confident hit (by each calculator's rule in the registry). Machine votes
+always mirror each voter's latest conclusion, so that last condition is the router's own rule applied to the
+latest pass: a card a later pass identified leaves the queue. Each card is
 shown once, with its newest marker (the newest evidence version it was routed on), oldest routing first.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, TextClause, text
 
-from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID, SLOW_PATH_ID, TO_REVIEW
-from stage_e_dagster.domain.calculators.fallback import CONFIDENT_HIT
+from stage_e_dagster.domain.calculators import CALCULATORS, SLOW_PATH_ID, TO_REVIEW, Calculator
+
+
+def machine_hit_sql(registry: Sequence[Calculator] = CALCULATORS) -> tuple[str, dict[str, Any]]:
+    """The registry's confident-hit rule over a stored vote `t`, as SQL and its bind values."""
+    clauses, params = [], {}
+    for index, calc in enumerate(c for c in registry if c.hit_confidence is not None):
+        clauses.append(f"(t.anonymous_id = :hit_voter_{index} AND t.confidence >= :hit_confidence_{index})")
+        params[f"hit_voter_{index}"] = calc.id
+        params[f"hit_confidence_{index}"] = calc.hit_confidence - 1e-9
+    return "(" + (" OR ".join(clauses) or "FALSE") + ")", params
+
 
 _QUEUE = """
 WITH latest AS (
@@ -30,15 +42,22 @@ WITH latest AS (
     WHERE c.printing_status = 'unresolved' AND c.missing_since IS NULL
       AND NOT EXISTS (
         SELECT 1 FROM card_printing_tag AS t
-        WHERE t.card_id = c.id AND NOT t.is_no_match
-          AND ((t.anonymous_id = :join_key AND t.confidence >= :confident) OR t.anonymous_id = :fallback))
+        WHERE t.card_id = c.id AND NOT t.is_no_match AND {machine_hit})
 )
 """
-_LIST = text(
-    _QUEUE + "SELECT q.*, (SELECT count(*) FROM card_printing_tag AS t WHERE t.card_id = q.card_id "
+_LIST = (
+    "SELECT q.*, (SELECT count(*) FROM card_printing_tag AS t WHERE t.card_id = q.card_id "
     "AND t.source <> 'ocr') AS human_votes FROM queue AS q ORDER BY q.id LIMIT :limit"
 )
-_COUNT = text(_QUEUE + "SELECT count(*) FROM queue")
+_COUNT = "SELECT count(*) FROM queue"
+
+
+@lru_cache(maxsize=4)
+def _queries(registry: tuple[Calculator, ...]) -> tuple[TextClause, TextClause, dict[str, Any]]:
+    """The list and count queries for `registry`'s hit rule, and their bind values."""
+    hit, params = machine_hit_sql(registry)
+    queue = _QUEUE.format(machine_hit=hit)
+    return text(queue + _LIST), text(queue + _COUNT), params
 
 
 @dataclass(frozen=True)
@@ -60,18 +79,12 @@ class ReviewItem:
         return (self.evidence or {}).get(key)
 
 
-def _params(limit: int | None = None) -> dict[str, Any]:
-    params: dict[str, Any] = {"to_review": TO_REVIEW, "slow_path": SLOW_PATH_ID, "join_key": JOIN_KEY_ID,
-                              "fallback": FALLBACK_ID, "confident": CONFIDENT_HIT - 1e-9}
-    if limit is not None:
-        params["limit"] = limit
-    return params
-
-
-def review_queue(conn: Connection, limit: int = 50) -> list[ReviewItem]:
+def review_queue(conn: Connection, limit: int = 50, registry: Sequence[Calculator] = CALCULATORS) -> list[ReviewItem]:
     """Up to `limit` queued cards, oldest routing first."""
+    listing, _, hit_params = _queries(tuple(registry))
+    params = {"to_review": TO_REVIEW, "slow_path": SLOW_PATH_ID, "limit": max(0, limit), **hit_params}
     items = []
-    for row in conn.execute(_LIST, _params(max(0, limit))):
+    for row in conn.execute(listing, params):
         detail = row.detail or {}
         items.append(ReviewItem(
             card_id=row.card_id, identifier=row.identifier, name=row.name, expansion_hint=row.expansion_hint,
@@ -81,6 +94,7 @@ def review_queue(conn: Connection, limit: int = 50) -> list[ReviewItem]:
     return items
 
 
-def review_queue_size(conn: Connection) -> int:
+def review_queue_size(conn: Connection, registry: Sequence[Calculator] = CALCULATORS) -> int:
     """How many cards are in the queue."""
-    return int(conn.execute(_COUNT, _params()).scalar_one())
+    _, count, hit_params = _queries(tuple(registry))
+    return int(conn.execute(count, {"to_review": TO_REVIEW, "slow_path": SLOW_PATH_ID, **hit_params}).scalar_one())

@@ -9,7 +9,6 @@ scanned and named by its front).
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -18,7 +17,9 @@ from typing import Any
 from sqlalchemy import Connection, Row, text
 
 from stage_e_dagster.db.arrays import int_array, text_array
+from stage_e_dagster.db.predicates import CURRENT_EVIDENCE, predicate_params
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef, normalise_name
+from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import Evidence
 
 EVIDENCE_FIELDS = tuple(f.name for f in fields(Evidence))
@@ -33,24 +34,13 @@ _CARDS = text(
 )
 _EVIDENCE = text(
     f"SELECT e.card_id, {', '.join('e.' + name for name in EVIDENCE_FIELDS)} "
-    "FROM image_evidence AS e JOIN card AS c ON c.id = e.card_id AND c.content_sha256 = e.content_sha256 "
-    "WHERE e.card_id = ANY(CAST(:ids AS bigint[])) AND e.extractor_versions @> CAST(:versions AS jsonb)"
+    f"FROM image_evidence AS e JOIN card AS c ON {CURRENT_EVIDENCE} WHERE c.id = ANY(CAST(:ids AS bigint[]))"
 )
 _BY_NAME = text(
     f"SELECT {_PRINTING_COLUMNS} FROM printing WHERE name_normalised = ANY(CAST(:names AS text[])) ORDER BY id"
 )
 _WITH_FACES = text(f"SELECT {_PRINTING_COLUMNS}, face_names FROM printing WHERE face_names IS NOT NULL ORDER BY id")
 _EXPANSIONS = text("SELECT code, released_at, symbol_phash FROM expansion")
-
-
-def current_extractor_versions() -> dict[str, str]:
-    """The current extractor versions from Stage C's domain module; empty (any version is current) before it
-    exists."""
-    try:
-        from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
-    except ImportError:
-        return {}
-    return dict(EXTRACTOR_VERSIONS)
 
 
 @dataclass
@@ -75,7 +65,7 @@ def load_current_evidence(
     ids = sorted(set(card_ids))
     if not ids:
         return {}
-    rows = conn.execute(_EVIDENCE, {"ids": int_array(ids), "versions": json.dumps(dict(extractor_versions))})
+    rows = conn.execute(_EVIDENCE, predicate_params(extractor_versions, ids=int_array(ids)))
     return {row[0]: Evidence(*row[1:]) for row in rows}  # columns in Evidence's field order
 
 
@@ -107,7 +97,7 @@ def load_stage_d_inputs(
     expansions: dict[str, ExpansionRef] | None = None,
 ) -> StageDInputs:
     """Cards, current evidence, candidates and sets for a batch (`extractor_versions` default: the current ones)."""
-    versions = current_extractor_versions() if extractor_versions is None else extractor_versions
+    versions = EXTRACTOR_VERSIONS if extractor_versions is None else extractor_versions
     inputs = StageDInputs(expansions=load_expansions(conn) if expansions is None else expansions)
     ids = sorted(set(card_ids))
     if not ids:

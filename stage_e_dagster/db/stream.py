@@ -1,8 +1,7 @@
 """Queries that find cards needing work, for the stream sensor (a watermark) and the backstop sweep (cursors).
 
-"Needs work" follows `domain/work.py`: Stage C when a card has no current evidence and Stage C logged no skip
-for its bytes; Stage D when its current evidence is not yet marked decided by the current calculators. Cards
-whose file vanished, and cards inside a `running` ledger batch, are never returned.
+"Needs work" is `db/predicates.py` (the rules of `domain/work.py`). Cards whose file vanished, and cards inside a
+`running` ledger batch, are never returned.
 
 Sweep cursors advance by compare-and-swap on (position, wrap_count): a sweeper reads the cursor, picks the next
 chunk of eligible card ids after `position`, and moves the cursor only if nobody moved it meanwhile. Two sweepers
@@ -11,47 +10,24 @@ therefore never claim the same range; the loser re-reads and tries the next rang
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import text
 
 from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
-from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
+from stage_e_dagster.db.predicates import IN_RUNNING_BATCH, NEEDS_STAGE_C, NEEDS_STAGE_D, predicate_params
 
 SWEEP_CURSORS = ("stage_c", "stage_d")
 """Names of the backstop sweep's cursors (`sweep_cursor.name`)."""
 
 CLAIM_ATTEMPTS = 5
 
-_CURRENT_EVIDENCE = (
-    "EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id AND e.content_sha256 = c.content_sha256"
-    " AND e.extractor_versions @> CAST(:current AS jsonb))"
-)
-_STAGE_C_SKIPPED = (
-    "EXISTS (SELECT 1 FROM card_scan_log s WHERE s.card_id = c.id AND s.anonymous_id = :stage_c"
-    " AND s.evidence_key = c.content_sha256)"
-)
-_UNDECIDED_EVIDENCE = (
-    "EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id AND e.content_sha256 = c.content_sha256"
-    " AND e.extractor_versions @> CAST(:current AS jsonb) AND e.decided_by IS DISTINCT FROM :decided_by)"
-)
-_IN_RUNNING_BATCH = (
-    "EXISTS (SELECT 1 FROM dispatch_ledger d WHERE d.status = 'running' AND d.card_ids @> ARRAY[c.id])"
-)
 _NOT_BUSY = "NOT (c.id = ANY(CAST(:busy AS bigint[])))"
-NEEDS_STAGE_C = f"(NOT {_CURRENT_EVIDENCE} AND NOT {_STAGE_C_SKIPPED})"
-NEEDS_STAGE_D = _UNDECIDED_EVIDENCE
 _ELIGIBLE = {"stage_c": NEEDS_STAGE_C, "stage_d": NEEDS_STAGE_D}
-
-
-def _params(**extra: Any) -> dict[str, Any]:
-    return {"current": json.dumps(EXTRACTOR_VERSIONS), "stage_c": STAGE_C_ID, "decided_by": DECIDED_BY, **extra}
+_params = predicate_params
 
 
 @dataclass(frozen=True)
@@ -73,7 +49,7 @@ def cards_needing_work(
     where = [
         "c.missing_since IS NULL",
         f"({NEEDS_STAGE_C} OR {NEEDS_STAGE_D})",
-        f"NOT {_IN_RUNNING_BATCH}",
+        f"NOT {IN_RUNNING_BATCH}",
         _NOT_BUSY,
     ]
     params = _params(limit=limit, busy=int_array(sorted(busy)))
@@ -94,7 +70,7 @@ def count_needing_work(url: str) -> int:
     """How many cards need Stage C or D right now (the backlog a bulk run would take on)."""
     sql = (
         "SELECT count(*) FROM card c WHERE c.missing_since IS NULL"
-        f" AND ({NEEDS_STAGE_C} OR {NEEDS_STAGE_D}) AND NOT {_IN_RUNNING_BATCH}"
+        f" AND ({NEEDS_STAGE_C} OR {NEEDS_STAGE_D}) AND NOT {IN_RUNNING_BATCH}"
     )
     with get_engine(url).connect() as conn:
         return int(conn.execute(text(sql), _params()).scalar_one())
@@ -104,7 +80,7 @@ def backlog(url: str) -> dict[str, int]:
     """Cards owed to each stage right now (missing files and cards in running batches left out)."""
     sql = (
         f"SELECT count(*) FILTER (WHERE {NEEDS_STAGE_C}) AS stage_c, count(*) FILTER (WHERE {NEEDS_STAGE_D}) AS stage_d"
-        f" FROM card c WHERE c.missing_since IS NULL AND NOT {_IN_RUNNING_BATCH}"
+        f" FROM card c WHERE c.missing_since IS NULL AND NOT {IN_RUNNING_BATCH}"
     )
     with get_engine(url).connect() as conn:
         row = conn.execute(text(sql), _params()).one()
@@ -139,7 +115,7 @@ def eligible_after(url: str, name: str, position: int, limit: int, busy: Collect
     """Ids above `position` of cards the sweep cursor `name` would take, ascending, at most `limit`."""
     sql = (
         "SELECT c.id FROM card c WHERE c.id > :position AND c.missing_since IS NULL"
-        f" AND {_ELIGIBLE[name]} AND NOT {_IN_RUNNING_BATCH} AND {_NOT_BUSY} ORDER BY c.id LIMIT :limit"
+        f" AND {_ELIGIBLE[name]} AND NOT {IN_RUNNING_BATCH} AND {_NOT_BUSY} ORDER BY c.id LIMIT :limit"
     )
     params = _params(position=position, limit=limit, busy=int_array(sorted(busy)))
     with get_engine(url).connect() as conn:

@@ -1,30 +1,23 @@
-"""Where the databases are: an existing server named by environment variables, or the embedded one.
+"""Where the databases are: an existing server named in the settings, or the embedded one.
 
-`STAGE_E_DATABASE_URL` selects the application database and `STAGE_E_DAGSTER_DATABASE_URL` Dagster's own storage.
-When either is unset the embedded server under `$STAGE_E_HOME` (default `./.stage_e`) is started and used.
+`Settings.database_url` selects the application database and `Settings.dagster_database_url` Dagster's own
+storage. When either is unset the embedded server under `Settings.home` is started and used.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from sqlalchemy.engine import make_url
 
 from stage_e_dagster.db.server import EmbeddedPostgres
+from stage_e_dagster.settings import Settings
 
 APP_DATABASE = "stage_e"
 DAGSTER_DATABASE = "dagster"
-APP_URL_VAR = "STAGE_E_DATABASE_URL"
-DAGSTER_URL_VAR = "STAGE_E_DAGSTER_DATABASE_URL"
 
 
-def stage_e_home() -> Path:
-    return Path(os.environ.get("STAGE_E_HOME", ".stage_e")).absolute()
-
-
-def embedded_server() -> EmbeddedPostgres:
-    return EmbeddedPostgres(stage_e_home() / "pg")
+def embedded_server(settings: Settings | None = None) -> EmbeddedPostgres:
+    """The embedded server under the settings' home (it may or may not be running)."""
+    return EmbeddedPostgres((settings or Settings.from_env()).home / "pg")
 
 
 def normalise_url(url: str) -> str:
@@ -35,21 +28,22 @@ def normalise_url(url: str) -> str:
     return parsed.set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
 
 
-def app_database_url() -> str:
+def app_database_url(settings: Settings | None = None) -> str:
     """The application database URL, starting the embedded server when no URL is configured."""
-    return _resolve(APP_URL_VAR, APP_DATABASE)
+    settings = settings or Settings.from_env()
+    return _resolve(settings, settings.database_url, APP_DATABASE)
 
 
-def dagster_database_url() -> str:
+def dagster_database_url(settings: Settings | None = None) -> str:
     """Dagster's storage URL, starting the embedded server when no URL is configured."""
-    return _resolve(DAGSTER_URL_VAR, DAGSTER_DATABASE)
+    settings = settings or Settings.from_env()
+    return _resolve(settings, settings.dagster_database_url, DAGSTER_DATABASE)
 
 
-def _resolve(var: str, database: str) -> str:
-    configured = os.environ.get(var)
+def _resolve(settings: Settings, configured: str | None, database: str) -> str:
     if configured:
         return normalise_url(configured)
-    server = embedded_server()
+    server = embedded_server(settings)
     server.start(databases=(APP_DATABASE, DAGSTER_DATABASE))
     return server.url(database)
 

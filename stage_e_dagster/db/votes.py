@@ -25,7 +25,8 @@ from sqlalchemy import Connection, text
 from stage_e_dagster.db.arrays import bool_array, float_array, int_array, text_array
 from stage_e_dagster.db.consensus_store import check_policy, in_transaction, lock_cards, recompute_consensus
 from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.domain.stage_d import MACHINE_PREFIX, LogEntry, OutcomeKey, ProposedVote, VoteGroup
+from stage_e_dagster.domain.calculators import MACHINE_PREFIX
+from stage_e_dagster.domain.stage_d import LogEntry, OutcomeKey, ProposedVote, VoteGroup
 
 _STORED = text(
     "SELECT card_id, anonymous_id, printing_id, is_no_match, source FROM card_printing_tag "

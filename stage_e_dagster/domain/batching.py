@@ -1,4 +1,4 @@
-"""Pure batch planning for the stream sensor and the backstop sweep: batches, run keys, tags, queue room.
+"""Pure batch planning for the stream sensor and the backstop sweep: batches, run keys, queue room.
 
 Run keys are deterministic so that evaluating the same batch twice gives the same key (the daemon then launches it
 once). The daemon never reuses a key, so a key must change whenever the batch deserves a new run: stream keys
@@ -12,12 +12,6 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
-
-TAG_TRIGGER = "stage_e/trigger"
-TAG_MODE = "stage_e/mode"
-TAG_BATCH_SIZE = "stage_e/batch_size"
-TAG_FIRST_CARD = "stage_e/first_card"
-TAG_LAST_CARD = "stage_e/last_card"
 
 
 def split_batches(items: Sequence[T], size: int) -> list[tuple[T, ...]]:
@@ -46,16 +40,3 @@ def stream_run_key(members: Sequence[tuple[int, str]]) -> str:
 def sweep_run_key(cursor: str, wrap_count: int, start: int, end: int, index: int) -> str:
     """Key of batch `index` of the range (start, end] a sweep cursor claimed in pass `wrap_count`."""
     return f"backstop-sweep-{cursor}-w{wrap_count}-{start}-{end}-{index}"
-
-
-def batch_tags(trigger: str, mode: str, card_ids: Sequence[int]) -> dict[str, str]:
-    """Short run tags describing a batch; the id list itself travels in run config, never in a tag."""
-    if not card_ids:
-        raise ValueError("a batch has at least one card")
-    return {
-        TAG_TRIGGER: trigger,
-        TAG_MODE: mode,
-        TAG_BATCH_SIZE: str(len(card_ids)),
-        TAG_FIRST_CARD: str(card_ids[0]),
-        TAG_LAST_CARD: str(card_ids[-1]),
-    }

@@ -16,12 +16,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from stage_e_dagster.domain.decisions import check_vote_shape
+
 NO_MATCH = "no_match"
 Outcome = int | str  # a printing id, or NO_MATCH
 
 POLICIES = ("funnel", "machine-quorum")
-POLICY_VAR = "STAGE_E_CONSENSUS_POLICY"
-"""Environment variable naming the policy the pipeline and `stage-e vote` use (default `funnel`)."""
 MACHINE_SOURCE = "ocr"
 SOURCE_WEIGHTS = {"user": 1.0, "admin": 5.0, MACHINE_SOURCE: 0.5}
 MACHINE_CAP_PER_OUTCOME = 1.0
@@ -40,8 +40,7 @@ class CastVote:
     anonymous_id: str
 
     def __post_init__(self) -> None:
-        if (self.printing_id is None) != self.is_no_match:
-            raise ValueError("a vote names a printing or is a no-match, exactly one of the two")
+        check_vote_shape(self.printing_id, self.is_no_match)
         if self.source not in SOURCE_WEIGHTS:
             raise ValueError(f"unknown vote source {self.source!r}; expected one of {sorted(SOURCE_WEIGHTS)}")
 

@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def check_vote_shape(printing_id: int | None, is_no_match: bool) -> None:
+    """The rule every vote obeys (and `card_printing_tag`'s CHECK): it names a printing or is a no-match."""
+    if (printing_id is None) != is_no_match:
+        raise ValueError("a vote names a printing or is a no-match, exactly one of the two")
+
+
 @dataclass(frozen=True)
 class Vote:
     """A vote for a printing, or a no-match vote (`printing_id` None and `is_no_match` True)."""
@@ -18,8 +24,7 @@ class Vote:
     source: str = "ocr"
 
     def __post_init__(self) -> None:
-        if (self.printing_id is None) != self.is_no_match:
-            raise ValueError("a vote names a printing or is a no-match, exactly one of the two")
+        check_vote_shape(self.printing_id, self.is_no_match)
 
 
 @dataclass(frozen=True)

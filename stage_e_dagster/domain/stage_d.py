@@ -15,20 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stage_e_dagster.domain.calculators import (
-    FALLBACK_ID,
-    JOIN_KEY_ID,
+    CALCULATORS,
     SLOW_PATH_ID,
     TO_REVIEW,
+    Calculator,
     evidence_version_key,
+    machine_voters,
     run_calculators,
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
-from stage_e_dagster.domain.decisions import Abstention, Vote
+from stage_e_dagster.domain.decisions import Abstention, Vote, check_vote_shape
 from stage_e_dagster.domain.evidence.model import Evidence
 
-MACHINE_VOTERS = (JOIN_KEY_ID, FALLBACK_ID)
-MACHINE_PREFIX = "stage-d-"  # every machine voter id starts with it; human voters may not
-CALCULATORS = (JOIN_KEY_ID, FALLBACK_ID, SLOW_PATH_ID)
 # Outcome labels that are not skips: a vote, a no-match vote, a calculator that did not run, a card not routed.
 NOT_SKIPS = frozenset({"vote", "no-match", "not-run", "not-routed"})
 OutcomeKey = tuple[int | None, bool, str]  # (printing id, is no-match, source)
@@ -44,8 +42,7 @@ class ProposedVote:
     confidence: float | None = None
 
     def __post_init__(self) -> None:
-        if (self.printing_id is None) != self.is_no_match:
-            raise ValueError("a vote names a printing or is a no-match, exactly one of the two")
+        check_vote_shape(self.printing_id, self.is_no_match)
 
     @property
     def key(self) -> OutcomeKey:
@@ -87,8 +84,13 @@ class StageDPlan:
 
     groups: list[VoteGroup] = field(default_factory=list)
     log_entries: list[LogEntry] = field(default_factory=list)
-    outcomes: dict[str, Counter[str]] = field(default_factory=lambda: {c: Counter() for c in CALCULATORS})
+    outcomes: dict[str, Counter[str]] = field(default_factory=dict)
     routed: list[int] = field(default_factory=list)
+
+    @classmethod
+    def empty(cls, registry: Sequence[Calculator] = CALCULATORS) -> StageDPlan:
+        """A plan with a zero count for every calculator of `registry` and the router."""
+        return cls(outcomes={name: Counter() for name in outcome_names(registry)})
 
     def skips(self) -> dict[str, dict[str, int]]:
         """Skip reasons per calculator (votes, no-match votes and calculators that did not run left out)."""
@@ -103,11 +105,17 @@ def proposed(vote: Vote) -> ProposedVote:
     return ProposedVote(vote.printing_id, vote.is_no_match, vote.source, vote.confidence)
 
 
-def machine_groups(card_id: int, votes: Sequence[Vote]) -> list[VoteGroup]:
+def outcome_names(registry: Sequence[Calculator] = CALCULATORS) -> tuple[str, ...]:
+    """Whose outcomes Stage D counts: every calculator, then the router."""
+    return (*(calc.id for calc in registry), SLOW_PATH_ID)
+
+
+def machine_groups(card_id: int, votes: Sequence[Vote],
+                   registry: Sequence[Calculator] = CALCULATORS) -> list[VoteGroup]:
     """One group per machine voter for a processed card; empty for a voter that cast nothing this pass."""
     return [
         VoteGroup(card_id, voter, tuple(proposed(v) for v in votes if v.anonymous_id == voter))
-        for voter in MACHINE_VOTERS
+        for voter in machine_voters(registry)
     ]
 
 
@@ -122,15 +130,16 @@ def plan_batch(
     evidence: Mapping[int, Evidence | None],
     candidates: Mapping[int, Sequence[PrintingRef]],
     expansions: Mapping[str, ExpansionRef],
+    registry: Sequence[Calculator] = CALCULATORS,
 ) -> StageDPlan:
     """Run the calculators for each card and collect the vote groups, scan-log rows and outcome counts."""
-    plan = StageDPlan()
+    plan = StageDPlan.empty(registry)
     for card in cards:
         card_evidence = evidence.get(card.id)
-        outcome = run_calculators(card, card_evidence, candidates.get(card.id, ()), expansions)
-        plan.groups.extend(machine_groups(card.id, outcome.votes))
+        outcome = run_calculators(card, card_evidence, candidates.get(card.id, ()), expansions, registry)
+        plan.groups.extend(machine_groups(card.id, outcome.votes, registry))
         plan.log_entries.extend(log_entry(a, card_evidence) for a in outcome.abstentions)
-        for calc, label in outcome.labels().items():
+        for calc, label in outcome.labels(registry).items():
             plan.outcomes[calc][label] += 1
         if outcome.slow_path is not None:
             plan.routed.append(card.id)

@@ -9,8 +9,9 @@ Cards whose file vanished are left alone.
 
 from __future__ import annotations
 
-from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID
-from stage_e_dagster.domain.calculators.slow_path import SLOW_PATH_ID
+from collections.abc import Sequence
+
+from stage_e_dagster.domain.calculators import CALCULATORS, SLOW_PATH_ID, Calculator
 
 STAGE_C_ID = "stage-c-extract-v1"
 """`card_scan_log.anonymous_id` of Stage C's named skips (unreadable, truncated, too large, missing file...)."""
@@ -19,7 +20,13 @@ LOAD_FAILURES = ("empty-file", "unreadable-image", "truncated-image", "too-large
 """Skip reasons that count as failed image loads for the envelope's `image_failure_rate` bar."""
 
 FILE_SKIPS = ("file-missing", "content-changed")
-
-DECIDED_BY = "+".join((JOIN_KEY_ID, FALLBACK_ID, SLOW_PATH_ID))
-"""The `image_evidence.decided_by` mark Stage D leaves; a calculator version bump changes it and re-opens cards."""
 """Skip reasons about the file rather than its pixels: re-ingest clears them by changing the content hash."""
+
+
+def decided_by(registry: Sequence[Calculator] = CALCULATORS) -> str:
+    """The `image_evidence.decided_by` mark Stage D leaves: every calculator id and the router's, so adding a
+    calculator or bumping a version changes it and re-opens every card for Stage D."""
+    return "+".join((*(calc.id for calc in registry), SLOW_PATH_ID))
+
+
+DECIDED_BY = decided_by()

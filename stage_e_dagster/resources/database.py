@@ -1,16 +1,18 @@
-"""The application database as a Dagster resource: a URL (from the environment) and a pooled engine."""
+"""The application database as a Dagster resource: a URL (from the environment), checked to be at schema head."""
 
 from __future__ import annotations
 
-from dagster import ConfigurableResource
-from sqlalchemy import Engine
+from dagster import ConfigurableResource, InitResourceContext
 
-from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.migrate import require_head
 from stage_e_dagster.db.urls import normalise_url
 
 
 class AppDatabase(ConfigurableResource):
-    """Where Stage C/D/E read and write domain state. The URL is a secret: it never goes into metadata."""
+    """Where Stage C/D/E read and write domain state. The URL is a secret: it never goes into metadata.
+
+    Other resources that need the database (OCR slots, the envelope) nest this one rather than carry a URL.
+    """
 
     database_url: str
 
@@ -18,6 +20,6 @@ class AppDatabase(ConfigurableResource):
     def url(self) -> str:
         return normalise_url(self.database_url)
 
-    def engine(self) -> Engine:
-        """A pooled engine with the schema at head."""
-        return get_engine(self.url)
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        """Fail fast, with what to do, when the schema is not at head (checked once per process)."""
+        require_head(self.url)

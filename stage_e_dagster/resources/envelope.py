@@ -21,8 +21,8 @@ from dagster import ConfigurableResource, Failure
 from pydantic import Field, PrivateAttr
 
 from stage_e_dagster.db.image_loads import recent_load_counts
-from stage_e_dagster.db.urls import normalise_url
 from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, enforced, evaluate_bars
+from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.ocr_slots import usable_cores
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class EnvelopeTripped(Failure):
 class Envelope(ConfigurableResource):
     """Host-load, worker-memory and image-failure-rate bars for passive runs."""
 
-    database_url: str = Field(description="Postgres URL of the application database (image loads of all workers).")
+    database: AppDatabase = Field(description="The application database (image loads of all workers).")
     host_load_ceiling: float | None = Field(
         default=None, description="1-minute load average above this trips; default usable cores (CPUs - 1)."
     )
@@ -122,7 +122,7 @@ class Envelope(ConfigurableResource):
 
     def read_image_loads(self) -> LoadCounts | None:
         try:
-            return recent_load_counts(normalise_url(self.database_url), self.failure_window)
+            return recent_load_counts(self.database.url, self.failure_window)
         except Exception as err:  # noqa: BLE001 - an unreadable signal skips its bar; the message may hold the URL
             logger.warning("envelope: recent image loads unreadable (%s); image_failure_rate bar skipped",
                            type(err).__name__)

@@ -14,6 +14,7 @@ class OcrSettings(ConfigurableResource):
     """Stage C's OCR settings. Workers beyond the free OCR slots exit at once, so `workers` is an upper bound."""
 
     engine: str = Field(default="tesserocr", description=f"One of {', '.join(ENGINE_NAMES)}.")
+    tessdata_prefix: str | None = Field(default=None, description="Directory searched first for language data.")
     workers: int | None = Field(default=None, description="Worker processes per batch; default: the slot cap.")
     task_timeout_seconds: float = Field(
         default=120.0, description="A card whose extraction takes longer is abandoned (skip `extraction-timeout`)."

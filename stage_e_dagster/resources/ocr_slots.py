@@ -1,13 +1,10 @@
 """OCR slots: a host-wide (or fleet-wide) cap on concurrent OCR workers, held as Postgres session advisory locks.
 
 Oversubscribed OCR is slower than sequential OCR and overloads the host, so a worker takes a slot before it
-starts and refuses to start without one. Each acquisition opens its own autocommit psycopg2 connection, never a
-pooled one (a pool may close or reuse it and silently drop the lock), and takes locks with `pg_try_advisory_lock`.
-The server releases them when that session ends, so a slot lives exactly as long as the worker process that
-holds it: `kill -9` frees it in milliseconds with no cleanup code, and an orphaned worker still counts while it
-runs. The lock connection runs no query while it holds slots (a session inside a query is not ended by its
-client's death until the query finishes). TCP keepalives on both ends end the session of a vanished host within
-about 25 s. When the database cannot be reached acquisition yields no slots: the cap fails closed.
+starts and refuses to start without one. Each acquisition opens its own lock connection
+(`db.advisory_locks`); the server releases the locks when that session ends, so a slot lives exactly as long as
+the worker process that holds it: `kill -9` frees it in milliseconds with no cleanup code, and an orphaned worker
+still counts while it runs. When the database cannot be reached acquisition yields no slots: the cap fails closed.
 
 Key layout: see `stage_e_dagster.db.slot_holders`.
 """
@@ -26,25 +23,26 @@ from pathlib import Path
 from typing import Any
 
 import psycopg2
-import psycopg2.extensions
 from dagster import ConfigurableResource
 from pydantic import Field, PrivateAttr
 
+from stage_e_dagster.db.advisory_locks import (
+    Key,
+    LockConnection,
+    LockUrlError,
+    lock_connection_params,
+    open_lock_connection,
+    try_lock,
+    unlock,
+)
 from stage_e_dagster.db.slot_holders import MAX_SLOTS, Scope, host_key, slot_key
-from stage_e_dagster.db.urls import libpq_dsn, redact
+from stage_e_dagster.db.urls import redact
+from stage_e_dagster.resources.database import AppDatabase
 
 logger = logging.getLogger(__name__)
 
 APPLICATION_PREFIX = "stage-e-ocr"
-MAX_APPLICATION_NAME = 63  # NAMEDATALEN - 1: the server truncates anything longer
 POLL_SECONDS = 0.1  # mean pause between tries while waiting; each pause is jittered +-50%
-# Client side: libpq notices a vanished server. Server side (per-session GUCs): the backend notices a vanished
-# client host and ends the session, which is what frees its slots: 10 s idle + 3 probes x 5 s = about 25 s.
-KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
-SERVER_OPTIONS = (
-    "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3"
-    " -c idle_session_timeout=0 -c idle_in_transaction_session_timeout=0"
-)
 MACHINE_ID_FILES = (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id"))
 
 
@@ -73,11 +71,12 @@ def default_host_id() -> str:
 class OcrSlots(ConfigurableResource):
     """The OCR slot cap: `with slots.acquire() as held:` and do OCR only when `held` is non-empty.
 
-    Usable from plain Python (`OcrSlots(database_url=...)`) and as a Dagster resource (`database_url` from an
-    `EnvVar`). Every process doing OCR acquires its own slot; never pass a held slot to another process.
+    Usable from plain Python (`OcrSlots(database=AppDatabase(database_url=...))`) and as a Dagster resource
+    (nesting the `database` resource). Every process doing OCR acquires its own slot; never pass a held slot to
+    another process.
     """
 
-    database_url: str = Field(description="Postgres URL of the application database; all workers must share it.")
+    database: AppDatabase = Field(description="The application database; all workers must share it.")
     max_slots: int | None = Field(
         default=None, description="How many OCR workers may run at once per scope; default usable cores (CPUs - 1)."
     )
@@ -112,12 +111,17 @@ class OcrSlots(ConfigurableResource):
         return slot_key(slot, self.host_key)
 
     def worker_config(self) -> dict[str, Any]:
-        """This resource's resolved settings, for rebuilding it inside a worker process."""
+        """This resource's resolved settings, for rebuilding it inside a worker process (`from_worker_config`)."""
         return {
-            "database_url": self.database_url, "max_slots": self.max_slots, "scope": self.scope,
+            "database_url": self.database.database_url, "max_slots": self.max_slots, "scope": self.scope,
             "wait_seconds": self.wait_seconds, "host_id": self.host_id,
             "connect_timeout_seconds": self.connect_timeout_seconds,
         }
+
+    @classmethod
+    def from_worker_config(cls, config: dict[str, Any]) -> OcrSlots:
+        fields = dict(config)
+        return cls(database=AppDatabase(database_url=fields.pop("database_url")), **fields)
 
     @contextmanager
     def acquire(self, wanted: int = 1, holder: str | None = None) -> Iterator[list[int]]:
@@ -151,63 +155,47 @@ class OcrSlots(ConfigurableResource):
                 conn.close()
 
     # -- steps -------------------------------------------------------------------------------------------------
-    def _connect(self, holder: str | None) -> psycopg2.extensions.connection | None:
-        """A fresh autocommit lock connection, or None (logged, password never shown) when it cannot be opened."""
-        try:
-            params: dict[str, Any] = psycopg2.extensions.parse_dsn(libpq_dsn(self.database_url))
-        except Exception:  # noqa: BLE001 - the message may echo the URL and its password
-            logger.warning("OCR slots unavailable: database_url is not a valid Postgres URL; running nothing")
-            return None
-        password = params.get("password")
+    def _connect(self, holder: str | None) -> LockConnection | None:
+        """A fresh lock connection, or None (logged, password never shown) when it cannot be opened."""
         name = " ".join(part for part in (APPLICATION_PREFIX, holder, f"pid={os.getpid()}") if part)
-        params.update(KEEPALIVES)
-        params["options"] = f"{params.get('options', '')} {SERVER_OPTIONS}".strip()
-        params["application_name"] = name[:MAX_APPLICATION_NAME]
-        params["connect_timeout"] = max(2, self.connect_timeout_seconds)
         try:
-            conn = psycopg2.connect(**params)
-            conn.autocommit = True
+            params = lock_connection_params(self.database.database_url, name, self.connect_timeout_seconds)
+        except LockUrlError as err:
+            logger.warning("OCR slots unavailable: %s; running nothing", err)
+            return None
+        try:
+            return open_lock_connection(params)
         except psycopg2.Error as err:
             reason = _first_line(err)
+            password = params.get("password")
             if password:
                 reason = reason.replace(str(password), "***")
-            logger.warning(
-                "OCR slots unavailable: cannot connect to %s (%s); running nothing", _safe_redact(self.database_url),
-                reason,
-            )
+            logger.warning("OCR slots unavailable: cannot connect to %s (%s); running nothing",
+                           _safe_redact(self.database.database_url), reason)
             return None
-        return conn
 
-    def _take(
-        self, conn: psycopg2.extensions.connection, keys: list[tuple[int, int]], wanted: int, held: list[int]
-    ) -> None:
+    def _take(self, conn: LockConnection, keys: list[Key], wanted: int, held: list[int]) -> None:
         """Try slots in index order until `wanted` are held; poll with jitter until one frees if waiting is on."""
         deadline = time.monotonic() + max(0.0, self.wait_seconds)
-        with conn.cursor() as cur:
-            while True:
-                for slot, key in enumerate(keys):
-                    if len(held) >= wanted:
-                        return
-                    cur.execute("SELECT pg_try_advisory_lock(%s, %s)", key)
-                    row = cur.fetchone()
-                    if row is not None and row[0]:
-                        held.append(slot)
-                remaining = deadline - time.monotonic()
-                if held or remaining <= 0:
+        while True:
+            for slot, key in enumerate(keys):
+                if len(held) >= wanted:
                     return
-                time.sleep(min(remaining, POLL_SECONDS * random.uniform(0.5, 1.5)))
+                if try_lock(conn, key):
+                    held.append(slot)
+            remaining = deadline - time.monotonic()
+            if held or remaining <= 0:
+                return
+            time.sleep(min(remaining, POLL_SECONDS * random.uniform(0.5, 1.5)))
 
-    def _release(self, conn: psycopg2.extensions.connection, keys: list[tuple[int, int]], held: list[int]) -> None:
+    def _release(self, conn: LockConnection, keys: list[Key], held: list[int]) -> None:
         """Unlock every held slot (emptying `held`); a slot reported not held, or a lost connection, is logged."""
         try:
-            with conn.cursor() as cur:
-                while held:
-                    slot = held[0]
-                    cur.execute("SELECT pg_advisory_unlock(%s, %s)", keys[slot])
-                    row = cur.fetchone()
-                    if row is None or not row[0]:
-                        logger.warning("OCR slot %d was not held at release (key %s)", slot, keys[slot])
-                    held.pop(0)
+            while held:
+                slot = held[0]
+                if not unlock(conn, keys[slot]):
+                    logger.warning("OCR slot %d was not held at release (key %s)", slot, keys[slot])
+                held.pop(0)
         except psycopg2.Error as err:
             logger.warning(
                 "lost the OCR slot connection while holding slots %s (%s); the server freed them when it ended",

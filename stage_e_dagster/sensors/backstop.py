@@ -3,12 +3,10 @@
 `stage_c` finds cards without current evidence (stale bytes or stale extractor versions) and no Stage C skip for
 their bytes; `stage_d` finds cards with current evidence but no join-key outcome. Each tick claims one bounded
 chunk per cursor by compare-and-swap (so concurrent sweepers never take the same cards) and turns it into
-batches. The cron and timezone come from the environment when the definitions load.
+batches. The cron and timezone come from the settings when the definitions load.
 """
 
 from __future__ import annotations
-
-import os
 
 from dagster import (
     DagsterInstance,
@@ -21,23 +19,14 @@ from dagster import (
     schedule,
 )
 
-from stage_e_dagster.assets.batch import BatchSpec
 from stage_e_dagster.db.stream import SweepClaim, claim_sweep_range
-from stage_e_dagster.domain.batching import batch_tags, split_batches, sweep_run_key
+from stage_e_dagster.domain.batching import split_batches, sweep_run_key
+from stage_e_dagster.jobs import BatchSpec, micro_batch
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
-from stage_e_dagster.sensors.card_stream import (
-    MICRO_BATCH_JOB,
-    backpressure_reason,
-    busy_card_ids,
-    halt_reason,
-    queued_runs,
-)
+from stage_e_dagster.sensors.gates import backpressure_reason, busy_card_ids, halt_reason, queued_runs
+from stage_e_dagster.settings import Settings, var_name
 
-CRON_VAR = "STAGE_E_SWEEP_CRON"
-TIMEZONE_VAR = "STAGE_E_SWEEP_TIMEZONE"
-DEFAULT_CRON = "*/30 * * * *"
-DEFAULT_TIMEZONE = "UTC"
 TRIGGER = "backstop-sweep"
 MODE = "passive"
 TAG_CURSOR = "stage_e/sweep_cursor"
@@ -49,11 +38,12 @@ def claim_requests(claim: SweepClaim, cursor: str, batch_size: int) -> list[RunR
     """RunRequests for one claimed range; keys are distinct per (cursor, pass, range, batch)."""
     requests = []
     for index, ids in enumerate(split_batches(claim.card_ids, batch_size)):
+        spec = BatchSpec(ids, trigger=TRIGGER, mode=MODE)
         requests.append(
             RunRequest(
                 run_key=sweep_run_key(cursor, claim.wrap_count, claim.start, claim.end, index),
-                run_config=BatchSpec(ids, trigger=TRIGGER, mode=MODE).run_config(),
-                tags={**batch_tags(TRIGGER, MODE, ids), TAG_CURSOR: cursor},
+                run_config=spec.run_config(),
+                tags={**spec.tags(), TAG_CURSOR: cursor},
             )
         )
     return requests
@@ -82,20 +72,22 @@ def evaluate_sweep(instance: DagsterInstance, url: str, stream: StreamControl) -
     return requests
 
 
-def build_backstop_sweep(cron: str | None = None, timezone: str | None = None) -> ScheduleDefinition:
-    """The `backstop_sweep` schedule; cron and timezone default to `$STAGE_E_SWEEP_CRON` / `$..._TIMEZONE`."""
-    cron = cron or os.environ.get(CRON_VAR) or DEFAULT_CRON
-    timezone = timezone or os.environ.get(TIMEZONE_VAR) or DEFAULT_TIMEZONE
+def build_backstop_sweep(cron: str = Settings.sweep_cron, timezone: str = Settings.sweep_timezone
+                         ) -> ScheduleDefinition:
+    """The `backstop_sweep` schedule (`Settings.sweep_cron` / `Settings.sweep_timezone`); a bad cron or time zone
+    is a ValueError naming the variables to set."""
     try:
         return _define(cron, timezone)
     except DagsterInvalidDefinitionError as err:
-        raise ValueError(f"backstop sweep: {err} (set {CRON_VAR} / {TIMEZONE_VAR})") from err
+        raise ValueError(
+            f"backstop sweep: {err} (set {var_name('sweep_cron')} / {var_name('sweep_timezone')})"
+        ) from err
 
 
 def _define(cron: str, timezone: str) -> ScheduleDefinition:
     @schedule(
         name="backstop_sweep",
-        job_name=MICRO_BATCH_JOB,
+        job=micro_batch,
         cron_schedule=cron,
         execution_timezone=timezone,
         default_status=DefaultScheduleStatus.RUNNING,

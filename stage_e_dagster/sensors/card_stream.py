@@ -2,23 +2,19 @@
 
 Its cursor is a watermark over (card.updated_at, card.id): ingest bumps `updated_at` when a file's bytes change,
 which is how stale evidence re-opens a card. Each tick takes the next cards beyond the watermark that need
-work, groups them into batches, and moves the watermark only past the cards it requested. Gates shared with the
-backstop sweep (`halt_reason`, `queued_runs`) live here too: streaming switched off, any open envelope trip,
-or a full run queue start nothing.
+work, groups them into batches, and moves the watermark only past the cards it requested. The gates it shares with
+the backstop sweep are in `sensors/gates.py`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 
 from dagster import (
     DagsterInstance,
-    DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
-    RunsFilter,
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
@@ -26,57 +22,18 @@ from dagster import (
     sensor,
 )
 
-from stage_e_dagster.assets.batch import BatchSpec, batch_from_run_config
 from stage_e_dagster.db.stream import StreamCard, cards_needing_work
-from stage_e_dagster.db.trips import open_trips
-from stage_e_dagster.domain.batching import batch_tags, runs_allowed, split_batches, stream_run_key
+from stage_e_dagster.domain.batching import runs_allowed, split_batches, stream_run_key
+from stage_e_dagster.jobs import BatchSpec, micro_batch
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
+from stage_e_dagster.sensors.gates import backpressure_reason, busy_card_ids, halt_reason, queued_runs
+from stage_e_dagster.settings import Settings
 
-MICRO_BATCH_JOB = "micro_batch"
-WAITING_STATUSES = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
-ACTIVE_STATUSES = [*WAITING_STATUSES, DagsterRunStatus.STARTED]
-"""Run statuses that count as waiting in the queue for backpressure."""
-INTERVAL_VAR = "STAGE_E_STREAM_INTERVAL_SECONDS"
-DEFAULT_INTERVAL_SECONDS = 15
 TRIGGER = "card-event"
 MODE = "passive"
 
 Watermark = tuple[datetime, int]
-
-
-def halt_reason(url: str, stream: StreamControl) -> str | None:
-    """Why nothing may start now (streaming disabled, an open envelope trip), or None when work may start."""
-    if not stream.enabled:
-        return "streaming is disabled (StreamControl.enabled is false)"
-    trips = open_trips(url)
-    if trips:
-        first = trips[0]
-        more = f" (and {len(trips) - 1} more)" if len(trips) > 1 else ""
-        return (
-            f"envelope trip {first.id} is open{more}: bar {first.bar} tripped by run {first.run_id}; "
-            "nothing starts until an operator acknowledges it"
-        )
-    return None
-
-
-def queued_runs(instance: DagsterInstance) -> int:
-    """Micro-batch runs waiting to start (queued, not started, starting)."""
-    return instance.get_runs_count(RunsFilter(job_name=MICRO_BATCH_JOB, statuses=WAITING_STATUSES))
-
-
-def busy_card_ids(instance: DagsterInstance, limit: int = 200) -> set[int]:
-    """Cards already in a micro-batch run that is queued or under way; neither the stream nor the sweep asks
-    for them again (the ledger only knows a batch once its run has started)."""
-    runs = instance.get_runs(RunsFilter(job_name=MICRO_BATCH_JOB, statuses=ACTIVE_STATUSES), limit=limit)
-    return {card for run in runs for card in batch_from_run_config(run.run_config).card_ids}
-
-
-def backpressure_reason(queued: int, stream: StreamControl) -> str:
-    return (
-        f"backpressure: {queued} {MICRO_BATCH_JOB} runs already wait in the queue "
-        f"(max_queued_runs={stream.max_queued_runs})"
-    )
 
 
 def format_cursor(card: StreamCard) -> str:
@@ -104,12 +61,12 @@ def stream_requests(cards: list[StreamCard], batch_size: int) -> list[RunRequest
     """One RunRequest per batch of `batch_size` cards, each with a deterministic run key."""
     requests = []
     for batch in split_batches(cards, batch_size):
-        ids = tuple(card.id for card in batch)
+        spec = BatchSpec(tuple(card.id for card in batch), trigger=TRIGGER, mode=MODE)
         requests.append(
             RunRequest(
                 run_key=stream_run_key([(card.id, card_version(card)) for card in batch]),
-                run_config=BatchSpec(ids, trigger=TRIGGER, mode=MODE).run_config(),
-                tags=batch_tags(TRIGGER, MODE, ids),
+                run_config=spec.run_config(),
+                tags=spec.tags(),
             )
         )
     return requests
@@ -132,14 +89,13 @@ def evaluate_stream(
     return SensorResult(run_requests=stream_requests(cards, stream.batch_size), cursor=format_cursor(cards[-1]))
 
 
-def build_card_stream(minimum_interval_seconds: int | None = None) -> SensorDefinition:
-    """The `card_stream` sensor; the interval defaults to `$STAGE_E_STREAM_INTERVAL_SECONDS`, else 15 s."""
-    interval = minimum_interval_seconds or int(os.environ.get(INTERVAL_VAR) or DEFAULT_INTERVAL_SECONDS)
+def build_card_stream(interval_seconds: int = Settings.stream_interval_seconds) -> SensorDefinition:
+    """The `card_stream` sensor, ticking at most every `interval_seconds` (`Settings.stream_interval_seconds`)."""
 
     @sensor(
         name="card_stream",
-        job_name=MICRO_BATCH_JOB,
-        minimum_interval_seconds=interval,
+        job=micro_batch,
+        minimum_interval_seconds=interval_seconds,
         default_status=DefaultSensorStatus.RUNNING,
         description="Requests micro-batch runs for cards that need Stage C or D, in batches, with backpressure.",
     )

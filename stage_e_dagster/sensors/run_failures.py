@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from dagster import DagsterError, DagsterEvent, DefaultSensorStatus, RunFailureSensorContext, run_failure_sensor
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from stage_e_dagster.assets.batch import BatchSpec, batch_from_run_config
 from stage_e_dagster.db import ledger, trips
+from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec, batch_from_run_config
 from stage_e_dagster.resources.database import AppDatabase
 
-MONITORED_JOB = "micro_batch"
 ENVELOPE_FAILURE = "EnvelopeTripped"
 CRASH_REASON = "run worker crashed or was killed"
 MAX_REASON = 2000
@@ -100,7 +99,7 @@ def record_failure(url: str, run_id: str, run_config: dict, outcome: FailureOutc
 def record_run_failures(context: RunFailureSensorContext, database: AppDatabase) -> None:
     """Record one failed run (called by Dagster once per failed run of any job; acts on `micro_batch` only)."""
     run = context.dagster_run
-    if run.job_name != MONITORED_JOB:
+    if run.job_name != MICRO_BATCH:
         return None
     outcome = classify_failure(context.failure_event)
     try:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
+from stage_e_dagster.runtime import limit_ocr_threads
 from stage_e_dagster.workers.ocr_worker import PoolSettings, Task, TaskResult, worker_main
 
 POLL_SECONDS = 0.25
@@ -43,8 +44,10 @@ _context: mp.context.BaseContext | None = None
 
 
 def _mp_context() -> mp.context.BaseContext:
+    """The forkserver context; the OCR thread limit is set first, so the forkserver and every worker inherit it."""
     global _context
     if _context is None:
+        limit_ocr_threads()
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(["stage_e_dagster.workers.ocr_worker"])
         _context = ctx

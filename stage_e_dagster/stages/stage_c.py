@@ -1,4 +1,4 @@
-"""Stage C for one batch without Dagster: plan, extract on slot-holding workers, store, count."""
+"""The Stage C runner: one batch without Dagster: plan, extract on slot-holding workers, store, count."""
 
 from __future__ import annotations
 

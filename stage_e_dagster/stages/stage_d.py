@@ -1,4 +1,4 @@
-"""Stage D for a batch of cards, end to end and without Dagster: load, decide, write votes and log, resolve.
+"""The Stage D runner: a batch of cards end to end, without Dagster: load, decide, write votes and log, resolve.
 
 Cards are processed in chunks; each chunk is one transaction that locks its cards (id order), reads their inputs,
 writes vote groups and scan-log rows and recomputes their consensus, so a crash leaves each card either fully
@@ -7,16 +7,14 @@ processed or untouched, and a concurrent overlapping batch queues on the shared 
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
-from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.db.consensus_store import (
     ConsensusResult,
     check_policy,
@@ -25,11 +23,12 @@ from stage_e_dagster.db.consensus_store import (
     recompute_consensus,
 )
 from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.stage_d_inputs import current_extractor_versions, load_expansions, load_stage_d_inputs
+from stage_e_dagster.db.evidence_store import mark_decided
+from stage_e_dagster.db.stage_d_inputs import load_expansions, load_stage_d_inputs
 from stage_e_dagster.db.votes import LogWriteResult, VoteWriteResult, write_log_entries, write_vote_groups
 from stage_e_dagster.domain.catalog import ExpansionRef
-from stage_e_dagster.domain.stage_d import CALCULATORS, StageDPlan, plan_batch
-from stage_e_dagster.domain.work import DECIDED_BY
+from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
+from stage_e_dagster.domain.stage_d import StageDPlan, outcome_names, plan_batch
 
 CHUNK_SIZE = 1000
 
@@ -41,26 +40,12 @@ class _Totals:
     votes: VoteWriteResult = field(default_factory=VoteWriteResult)
     log: LogWriteResult = field(default_factory=LogWriteResult)
     consensus: ConsensusResult = field(default_factory=ConsensusResult)
-    outcomes: dict[str, Counter[str]] = field(default_factory=lambda: {c: Counter() for c in CALCULATORS})
+    outcomes: dict[str, Counter[str]] = field(default_factory=lambda: {c: Counter() for c in outcome_names()})
 
     def add_plan(self, plan: StageDPlan) -> None:
         self.routed += len(plan.routed)
         for calc, counts in plan.outcomes.items():
             self.outcomes[calc].update(counts)
-
-
-_MARK_DECIDED = text(
-    "UPDATE image_evidence AS e SET decided_by = :decided_by FROM card AS c "
-    "WHERE c.id = e.card_id AND c.content_sha256 = e.content_sha256 AND e.card_id = ANY(CAST(:ids AS bigint[])) "
-    "AND e.extractor_versions @> CAST(:versions AS jsonb) AND e.decided_by IS DISTINCT FROM :decided_by"
-)
-
-
-def mark_decided(conn: Connection, card_ids: list[int], versions: Mapping[str, str]) -> None:
-    """Mark the cards' current evidence as decided by the current calculators, in the deciding transaction."""
-    if card_ids:
-        conn.execute(_MARK_DECIDED, {"ids": int_array(card_ids), "versions": json.dumps(dict(versions)),
-                                     "decided_by": DECIDED_BY})
 
 
 def _chunks(ids: list[int], size: int) -> Iterable[list[int]]:
@@ -102,7 +87,7 @@ def run_stage_d(
     check_policy(policy)
     started = time.perf_counter()
     ids = sorted({int(card_id) for card_id in card_ids})
-    versions = current_extractor_versions() if extractor_versions is None else dict(extractor_versions)
+    versions = dict(EXTRACTOR_VERSIONS if extractor_versions is None else extractor_versions)
     engine = get_engine(url)
     totals = _Totals()
     if ids:

@@ -6,7 +6,7 @@ run with a `Failure` saying why; it touches no other trip and starts nothing.
 """
 
 # No `from __future__ import annotations`: Dagster resolves the op's config and resource annotations at runtime.
-from dagster import Config, Failure, MetadataValue, OpExecutionContext, Output, job, op
+from dagster import Config, Failure, MetadataValue, Nothing, OpExecutionContext, Out, Output, job, op
 from pydantic import Field
 
 from stage_e_dagster.db.trips import TripError, acknowledge
@@ -20,15 +20,16 @@ class AcknowledgeTripConfig(Config):
     note: str = Field(description="What was done about the breach; required, never blank.")
 
 
-@op(description="Acknowledge one open envelope trip with a note, reopening the stream if no other trip is open.")
-def acknowledge_trip(context: OpExecutionContext, config: AcknowledgeTripConfig, database: AppDatabase) -> Output[str]:
+@op(out=Out(Nothing), description="Acknowledge one open envelope trip with a note, reopening the stream if no other "
+                                   "trip is open.")
+def acknowledge_trip(context: OpExecutionContext, config: AcknowledgeTripConfig, database: AppDatabase):
     try:
         trip = acknowledge(database.url, config.trip_id.strip(), config.note)
     except TripError as err:
         raise Failure(description=f"not acknowledged: {err}", allow_retries=False) from None
     context.log.info(f"acknowledged {trip.id} ({trip.bar} {trip.observed} > {trip.ceiling}): {trip.acknowledged_note}")
-    return Output(
-        trip.id,
+    yield Output(
+        None,
         metadata={
             "trip_id": trip.id,
             "bar": trip.bar,

