@@ -166,3 +166,10 @@ def var_name(field_name: str) -> str:
         if f.name == field_name:
             return f.metadata["var"]
     raise KeyError(field_name)
+
+
+def configuration_table() -> str:
+    """The README's configuration table, as markdown (a test keeps the README equal to it)."""
+    lines = ["| variable | default | meaning |", "| --- | --- | --- |"]
+    lines += [f"| `{v.name}` | {v.default} | {v.meaning} |" for v in variables()]
+    return "\n".join(lines)

@@ -7,7 +7,6 @@ cloned from a migrated template, so tests are isolated and cheap.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import uuid
@@ -22,6 +21,7 @@ from sqlalchemy.engine import make_url
 from stage_e_dagster.db.migrate import upgrade
 from stage_e_dagster.db.server import EmbeddedPostgres
 from stage_e_dagster.db.urls import libpq_dsn, normalise_url
+from stage_e_dagster.settings import Settings
 
 TEMPLATE = "stage_e_test_template"
 
@@ -40,11 +40,11 @@ def docker_available() -> tuple[bool, str]:
 @pytest.fixture(scope="session")
 def pg_server_url() -> Iterator[str]:
     """URL of a maintenance database on a real server the suite may create databases on."""
-    configured = os.environ.get("STAGE_E_TEST_DATABASE_URL")
-    if configured:
-        yield normalise_url(configured)
+    settings = Settings.from_env()
+    if settings.test_database_url:
+        yield normalise_url(settings.test_database_url)
         return
-    if os.environ.get("STAGE_E_TEST_NO_DOCKER") != "1":
+    if not settings.test_no_docker:
         ok, _why = docker_available()
         if ok:
             from testcontainers.postgres import PostgresContainer

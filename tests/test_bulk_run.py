@@ -35,12 +35,12 @@ def test_run_drains_the_backlog_in_batches_and_records_runs(db_url, tmp_path, da
     first = runner.invoke(main, ["run", "--batch-size", "3", "--limit", "6"])
     assert first.exit_code == 0, first.output
     assert "2 runs over 6 cards; ledger: 2 completed" in first.output
-    rest = runner.invoke(main, ["run", "--batch-size", "3"])
-    assert rest.exit_code == 0 and "1 runs over 2 cards; ledger: 1 completed" in rest.output
+    rest = runner.invoke(main, ["run"], env={"STAGE_E_BATCH_SIZE": "1"})  # the setting is the default batch size
+    assert rest.exit_code == 0 and "2 runs over 2 cards; ledger: 2 completed" in rest.output
     idle = runner.invoke(main, ["run"])
     assert idle.exit_code == 0 and "0 runs over 0 cards" in idle.output
     with DagsterInstance.get() as instance:
         runs = instance.get_runs(RunsFilter(job_name="micro_batch"))
-    assert len(runs) == 3 and all(r.tags["stage_e/trigger"] == "bulk" for r in runs)
+    assert len(runs) == 4 and all(r.tags["stage_e/trigger"] == "bulk" for r in runs)
     assert rows(db_url, "SELECT DISTINCT trigger, mode, status FROM dispatch_ledger") == [("bulk", "bulk", "completed")]
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(8,)]

@@ -76,3 +76,24 @@ def test_models_and_migrations_agree(db_url):
     with get_engine(db_url).connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == []
+
+
+def test_an_unmigrated_database_is_refused_with_what_to_do_and_the_cli_migrates_it(pg_server_url, monkeypatch):
+    from click.testing import CliRunner
+    from dagster import build_init_resource_context
+
+    from stage_e_dagster.cli import main
+    from stage_e_dagster.db.migrate import SchemaNotCurrent, require_head
+    from stage_e_dagster.resources.database import AppDatabase
+    from tests.conftest import scratch_database
+
+    with scratch_database(pg_server_url, "empty") as url:
+        resource = AppDatabase(database_url=url)
+        with pytest.raises(SchemaNotCurrent, match="stage-e db upgrade"):
+            resource.setup_for_execution(build_init_resource_context())
+        assert "card" not in inspect(get_engine(url)).get_table_names()  # an engine never migrates
+        monkeypatch.setenv("STAGE_E_DATABASE_URL", url)
+        result = CliRunner().invoke(main, ["trips", "list"])  # any command brings the schema to head first
+        assert result.exit_code == 0, result.output
+        require_head(url)
+        get_engine.cache_clear()

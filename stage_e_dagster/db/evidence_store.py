@@ -15,7 +15,7 @@ from stage_e_dagster.db.models import CardScanLog, Expansion, ImageEvidence
 from stage_e_dagster.db.predicates import CURRENT_EVIDENCE, predicate_params
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.stage_c import CardWork, evidence_columns
-from stage_e_dagster.domain.work import STAGE_C_ID
+from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
 
 _BATCH_SQL = text(
     """
@@ -83,11 +83,12 @@ _MARK_DECIDED = text(
 )
 
 
-def mark_decided(conn: Connection, card_ids: Sequence[int], versions: Mapping[str, str]) -> None:
-    """Mark the cards' current evidence decided by the current calculators, in the deciding transaction (Stage C
-    clears the mark whenever it rewrites the row)."""
+def mark_decided(conn: Connection, card_ids: Sequence[int], versions: Mapping[str, str],
+                 decided_by: str = DECIDED_BY) -> None:
+    """Mark the cards' current evidence decided by the calculators named in `decided_by`, in the deciding
+    transaction (Stage C clears the mark whenever it rewrites the row)."""
     if card_ids:
-        conn.execute(_MARK_DECIDED, predicate_params(versions, ids=int_array(card_ids)))
+        conn.execute(_MARK_DECIDED, predicate_params(versions, ids=int_array(card_ids), decided_by=decided_by))
 
 
 def log_skip(url: str, card_id: int, content_sha256: str, skip: EvidenceSkip, run_id: str | None) -> bool:

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dagster import ConfigurableResource
 from pydantic import Field
 
+from stage_e_dagster.settings import Settings
+
 
 class StreamControl(ConfigurableResource):
     """How much work the stream and the sweep may start. Both read it on every tick."""
 
     enabled: bool = Field(default=True, description="Off: the sensor and the sweep request nothing.")
-    batch_size: int = Field(default=100, ge=1, description="Cards per micro-batch run.")
+    batch_size: int = Field(default=Settings.batch_size, ge=1, description="Cards per micro-batch run.")
     max_runs_per_tick: int = Field(default=4, ge=1, description="Runs one sensor tick may request.")
     max_queued_runs: int = Field(
         default=8, ge=1, description="No new runs while this many micro_batch runs wait to start."

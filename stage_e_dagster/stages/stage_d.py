@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +26,11 @@ from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.evidence_store import mark_decided
 from stage_e_dagster.db.stage_d_inputs import load_expansions, load_stage_d_inputs
 from stage_e_dagster.db.votes import LogWriteResult, VoteWriteResult, write_log_entries, write_vote_groups
+from stage_e_dagster.domain.calculators import CALCULATORS, Calculator
 from stage_e_dagster.domain.catalog import ExpansionRef
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.stage_d import StageDPlan, outcome_names, plan_batch
+from stage_e_dagster.domain.work import decided_by
 
 CHUNK_SIZE = 1000
 
@@ -40,7 +42,7 @@ class _Totals:
     votes: VoteWriteResult = field(default_factory=VoteWriteResult)
     log: LogWriteResult = field(default_factory=LogWriteResult)
     consensus: ConsensusResult = field(default_factory=ConsensusResult)
-    outcomes: dict[str, Counter[str]] = field(default_factory=lambda: {c: Counter() for c in outcome_names()})
+    outcomes: dict[str, Counter[str]] = field(default_factory=dict)
 
     def add_plan(self, plan: StageDPlan) -> None:
         self.routed += len(plan.routed)
@@ -55,15 +57,16 @@ def _chunks(ids: list[int], size: int) -> Iterable[list[int]]:
 
 def _process_chunk(
     conn: Connection, chunk: list[int], run_id: str | None, policy: str,
-    versions: Mapping[str, str], expansions: dict[str, ExpansionRef],
+    versions: Mapping[str, str], expansions: dict[str, ExpansionRef], registry: Sequence[Calculator],
 ) -> tuple[int, StageDPlan, VoteWriteResult, LogWriteResult, ConsensusResult]:
     existing = lock_cards(conn, chunk)
     inputs = load_stage_d_inputs(conn, existing, extractor_versions=versions, expansions=expansions)
     cards = [inputs.cards[card_id] for card_id in sorted(inputs.cards)]
-    plan = plan_batch(cards, inputs.evidence, inputs.candidates, inputs.expansions)
+    plan = plan_batch(cards, inputs.evidence, inputs.candidates, inputs.expansions, registry)
     votes = write_vote_groups(conn, plan.groups, run_id)
     log = write_log_entries(conn, plan.log_entries, run_id)
-    mark_decided(conn, [card_id for card_id, evidence in inputs.evidence.items() if evidence is not None], versions)
+    decided = [card_id for card_id, evidence in inputs.evidence.items() if evidence is not None]
+    mark_decided(conn, decided, versions, decided_by(registry))
     consensus, _ = recompute_consensus(conn, inputs.cards, policy)
     return len(cards), plan, votes, log, consensus
 
@@ -76,6 +79,7 @@ def run_stage_d(
     *,
     extractor_versions: Mapping[str, str] | None = None,
     chunk_size: int = CHUNK_SIZE,
+    registry: Sequence[Calculator] = CALCULATORS,
 ) -> dict[str, Any]:
     """Run the calculators for `card_ids`, store their votes and abstentions, recompute consensus; counters.
 
@@ -89,13 +93,14 @@ def run_stage_d(
     ids = sorted({int(card_id) for card_id in card_ids})
     versions = dict(EXTRACTOR_VERSIONS if extractor_versions is None else extractor_versions)
     engine = get_engine(url)
-    totals = _Totals()
+    totals = _Totals(outcomes={name: Counter() for name in outcome_names(registry)})
     if ids:
         with engine.connect() as conn:
             expansions = load_expansions(conn)
         for chunk in _chunks(ids, chunk_size):
             processed, plan, votes, log, consensus = in_transaction(
-                engine, lambda conn, chunk=chunk: _process_chunk(conn, chunk, run_id, policy, versions, expansions)
+                engine,
+                lambda conn, chunk=chunk: _process_chunk(conn, chunk, run_id, policy, versions, expansions, registry),
             )
             totals.processed += processed
             totals.add_plan(plan)
