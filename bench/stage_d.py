@@ -27,7 +27,7 @@ from pathlib import Path
 from sqlalchemy import insert
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stage_d_decide import VERSIONS, Case, build_batch, build_expansions  # noqa: E402
+from stage_d_decide import Case, build_batch, build_expansions  # noqa: E402
 
 from stage_e_dagster.db.engine import get_engine  # noqa: E402
 from stage_e_dagster.db.migrate import upgrade  # noqa: E402
@@ -129,11 +129,11 @@ def main() -> None:
         card_ids = load(url, batch, expansions)
         print(f"loaded {len(card_ids):,} cards with evidence in {time.perf_counter() - started:.1f} s")
 
-        first = run_stage_d(url, card_ids, "bench-1", extractor_versions=VERSIONS)
+        first = run_stage_d(url, card_ids, "bench-1")
         print(f"run_stage_d first pass: {first['cards_per_s']:,.0f} cards/s ({first['elapsed_s']:.2f} s; "
               f"{first['votes_cast']:,} votes cast, {first['routed_to_review']:,} routed, "
               f"{first['abstentions_logged']:,} abstentions logged)")
-        again = run_stage_d(url, card_ids, "bench-2", extractor_versions=VERSIONS)
+        again = run_stage_d(url, card_ids, "bench-2")
         print(f"run_stage_d re-run:     {again['cards_per_s']:,.0f} cards/s ({again['elapsed_s']:.2f} s; "
               f"{again['already_voted']:,} already voted, {again['votes_cast']} cast)")
 

@@ -1,7 +1,9 @@
 """BULK mode: drive the backlog through the `micro_batch` job in this process, batch after batch.
 
 Runs are recorded in the given Dagster instance, so they show in the UI beside the streamed ones. Each card is
-attempted at most once per invocation (a watermark moves past every batch, whatever its outcome).
+attempted at most once per invocation (a watermark on the card id moves past every batch, whatever its outcome).
+Batches that died earlier are reclaimed first, so a killed `stage-e run` gives its cards back to the next one.
+A database that goes away mid-run ends the run with `DatabaseLost`, one clear message, instead of a traceback.
 """
 
 from __future__ import annotations
@@ -9,11 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import psycopg2
 from dagster import DagsterInstance
+from dagster_postgres.utils import DagsterPostgresException
+from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stage_e_dagster.db import ledger
 from stage_e_dagster.db.stream import cards_needing_work
+from stage_e_dagster.db.urls import redact
 from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
+from stage_e_dagster.sensors.gates import busy_card_ids, reclaim_dead_batches
 from stage_e_dagster.settings import Settings
 
 # Per-event DEBUG lines would bury the progress bar; the events are still stored and shown in the UI.
@@ -27,6 +34,7 @@ class BulkSummary:
     statuses: dict[str, int] = field(default_factory=dict)
     failed_runs: list[str] = field(default_factory=list)
     halted: bool = False
+    reclaimed: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         statuses = ", ".join(f"{count} {status}" for status, count in sorted(self.statuses.items())) or "none"
@@ -40,6 +48,8 @@ def run_backlog(
     limit: int | None = None,
     batch_size: int = Settings.batch_size,
     mode: str = "bulk",
+    trip_override: str | None = None,
+    reclaim_after_seconds: float = Settings.reclaim_after_seconds,
     on_batch: Callable[[int, str], None] = lambda cards, status: None,
 ) -> BulkSummary:
     """Run batches until no card needs work, `limit` cards were taken, or an envelope trip halts the run."""
@@ -47,31 +57,49 @@ def run_backlog(
 
     job = defs.resolve_job_def(MICRO_BATCH)
     summary = BulkSummary()
-    watermark = None
-    while limit is None or summary.cards < limit:
-        size = batch_size if limit is None else min(batch_size, limit - summary.cards)
-        cards = cards_needing_work(url, watermark, size)
-        if not cards:
-            break
-        watermark = (cards[-1].updated_at, cards[-1].id)
-        spec = BatchSpec(tuple(c.id for c in cards), trigger="bulk", mode=mode)
-        result = job.execute_in_process(
-            run_config={**spec.run_config(), **QUIET}, instance=instance, raise_on_error=False, tags=spec.tags(),
-        )
-        row = ledger.get(url, result.run_id)
-        status = row.status if row else "missing"
-        if not result.success:
-            summary.failed_runs.append(result.run_id)
-            status = _record_failure(url, result, spec)
-            if status == "halted":
-                summary.halted = True
-        summary.runs += 1
-        summary.cards += len(cards)
-        summary.statuses[status] = summary.statuses.get(status, 0) + 1
-        on_batch(len(cards), status)
-        if summary.halted:
-            break
+    try:
+        summary.reclaimed = [row.run_id for row in reclaim_dead_batches(instance, url, reclaim_after_seconds)]
+        watermark = None
+        while (limit is None or summary.cards < limit) and not summary.halted:
+            size = batch_size if limit is None else min(batch_size, limit - summary.cards)
+            cards = cards_needing_work(url, size, busy_card_ids(instance, url), after_id=watermark)
+            if not cards:
+                break
+            watermark = cards[-1].id
+            spec = BatchSpec(tuple(c.id for c in cards), trigger="bulk", mode=mode, trip_override=trip_override)
+            result = job.execute_in_process(
+                run_config={**spec.run_config(), **QUIET}, instance=instance, raise_on_error=False,
+                tags=spec.tags(),
+            )
+            row = ledger.get(url, result.run_id)
+            status = row.status if row else "missing"
+            if not result.success:
+                summary.failed_runs.append(result.run_id)
+                status = _record_failure(url, result, spec)
+            summary.halted = status == "halted"
+            summary.runs += 1
+            summary.cards += len(cards)
+            summary.statuses[status] = summary.statuses.get(status, 0) + 1
+            on_batch(len(cards), status)
+    except LOST_DATABASE as err:
+        raise DatabaseLost(url, err) from None
     return summary
+
+
+LOST_DATABASE = (DagsterPostgresException, OperationalError, InterfaceError, psycopg2.OperationalError,
+                 psycopg2.InterfaceError)
+
+
+class DatabaseLost(RuntimeError):
+    """Postgres went away under a bulk run; the message names the database and what to do."""
+
+    def __init__(self, url: str, cause: BaseException) -> None:
+        first = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        super().__init__(
+            f"lost the database {redact(url)} mid-run ({type(cause).__name__}: {first[:160]}). Bring it back "
+            "(`stage-e postgres start` for the embedded server) and run again: the interrupted batch is reclaimed "
+            "and its cards are offered again."
+        )
 
 
 def _record_failure(url: str, result, spec: BatchSpec) -> str:

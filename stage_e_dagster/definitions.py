@@ -37,8 +37,10 @@ def build_definitions(settings: Settings) -> Definitions:
                                   wait_seconds=settings.ocr_wait_seconds),
             "ocr": OcrSettings(engine=settings.ocr_engine,
                                tessdata_prefix=str(settings.tessdata_prefix) if settings.tessdata_prefix else None),
-            "envelope": Envelope(database=database, host_load_ceiling=settings.host_load_ceiling),
-            "stream": StreamControl(enabled=settings.streaming, batch_size=settings.batch_size),
+            "envelope": Envelope(database=database, host_load_ceiling=settings.host_load_ceiling,
+                                 load_target=settings.load_target),
+            "stream": StreamControl(enabled=settings.streaming, batch_size=settings.batch_size,
+                                    reclaim_after_seconds=settings.reclaim_after_seconds),
             "consensus": Consensus(policy=settings.consensus_policy),
         },
     )

@@ -40,10 +40,14 @@ class BatchSpec:
     trigger: str = "manual"
     mode: str = "passive"
     force: bool = False
+    trip_override: str | None = None  # bulk only: the operator's note for running although a trip is open
 
     def run_config(self) -> dict[str, Any]:
         """Run config that hands this batch to the `micro_batch` job."""
-        config = {"card_ids": list(self.card_ids), "trigger": self.trigger, "mode": self.mode, "force": self.force}
+        config: dict[str, Any] = {"card_ids": list(self.card_ids), "trigger": self.trigger, "mode": self.mode,
+                                  "force": self.force}
+        if self.trip_override:
+            config["trip_override"] = self.trip_override
         return {"ops": {IMAGE_EVIDENCE.path[-1]: {"config": config}}}
 
     def tags(self) -> dict[str, str]:
@@ -59,6 +63,7 @@ def batch_from_run_config(run_config: dict[str, Any]) -> BatchSpec:
         trigger=config.get("trigger", "manual"),
         mode=config.get("mode", "passive"),
         force=bool(config.get("force", False)),
+        trip_override=config.get("trip_override"),
     )
 
 

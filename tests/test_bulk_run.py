@@ -44,3 +44,18 @@ def test_run_drains_the_backlog_in_batches_and_records_runs(db_url, tmp_path, da
     assert len(runs) == 4 and all(r.tags["stage_e/trigger"] == "bulk" for r in runs)
     assert rows(db_url, "SELECT DISTINCT trigger, mode, status FROM dispatch_ledger") == [("bulk", "bulk", "completed")]
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(8,)]
+
+
+def test_run_refuses_an_open_trip_and_says_how_to_proceed(db_url, tmp_path, dagster_env):
+    from stage_e_dagster.db import trips
+
+    seed_scans(db_url, tmp_path, cards=2)
+    trip_id = trips.record_trip(db_url, "run-x", "host_load", 9.0, 4.0)
+    runner = CliRunner()
+    refused = runner.invoke(main, ["run"])
+    assert refused.exit_code == 1 and trip_id in refused.output
+    assert "stage-e trips ack" in refused.output and "--override-trip" in refused.output
+    assert runner.invoke(main, ["run", "--mode", "passive", "--override-trip", "x"]).exit_code == 2
+    forced = runner.invoke(main, ["run", "--override-trip", "nightly backfill, ops agreed"])
+    assert forced.exit_code == 0 and "1 runs over 2 cards; ledger: 1 completed" in forced.output
+    assert rows(db_url, "SELECT counters->>'trip_override' FROM dispatch_ledger") == [("nightly backfill, ops agreed",)]

@@ -23,7 +23,7 @@ from stage_e_dagster.domain.work import STAGE_C_ID
 from stage_e_dagster.jobs import batch_from_run_config
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
-from stage_e_dagster.sensors.card_stream import card_stream, parse_cursor
+from stage_e_dagster.sensors.card_stream import card_stream
 from stage_e_dagster.settings import Settings
 from tests.stream_helpers import (
     add_evidence,
@@ -35,10 +35,16 @@ from tests.stream_helpers import (
 )
 
 
-def tick(instance: DagsterInstance, url: str, cursor: str | None = None, **control) -> SensorResult | SkipReason:
+def tick(instance: DagsterInstance, url: str, **control) -> SensorResult | SkipReason:
     resources = {"database": AppDatabase(database_url=url), "stream": StreamControl(**control)}
-    with build_sensor_context(instance=instance, cursor=cursor, resources=resources) as ctx:
+    with build_sensor_context(instance=instance, resources=resources) as ctx:
         return card_stream(ctx)
+
+
+def launched(instance: DagsterInstance, result: SensorResult) -> None:
+    """What the daemon does with the requests: each becomes a queued run holding its batch."""
+    for batch in requested(result):
+        add_runs(instance, DagsterRunStatus.QUEUED, 1, card_ids=batch)
 
 
 def requested(result: SensorResult | SkipReason) -> list[tuple[int, ...]]:
@@ -53,19 +59,18 @@ def flat(batches: list[tuple[int, ...]]) -> list[int]:
 # --- scenarios ------------------------------------------------------------------------------------------------
 
 
-def test_cursor_advances_and_nothing_is_requested_twice(db_url, instance):
+def test_nothing_is_requested_twice_and_new_cards_come_next(db_url, instance):
     first = seed_cards(db_url, 5)
     result = tick(instance, db_url)
     assert requested(result) == [tuple(first)]
-    assert parse_cursor(result.cursor)[1] == first[-1]
+    assert [r.run_key for r in tick(instance, db_url).run_requests] == [r.run_key for r in result.run_requests]
 
-    again = tick(instance, db_url, result.cursor)
+    launched(instance, result)
+    again = tick(instance, db_url)
     assert isinstance(again, SkipReason) and "no card" in again.skip_message
 
     later = seed_cards(db_url, 3)
-    third = tick(instance, db_url, result.cursor)
-    assert flat(requested(third)) == later
-    assert isinstance(tick(instance, db_url, third.cursor), SkipReason)
+    assert flat(requested(tick(instance, db_url))) == later
 
 
 def test_cards_are_batched_within_max_runs_per_tick(db_url, instance):
@@ -82,8 +87,8 @@ def test_cards_are_batched_within_max_runs_per_tick(db_url, instance):
 
     capped = tick(instance, db_url, max_runs_per_tick=2)
     assert flat(requested(capped)) == ids[:200]
-    assert parse_cursor(capped.cursor)[1] == ids[199]
-    rest = tick(instance, db_url, capped.cursor, max_runs_per_tick=2)
+    launched(instance, capped)
+    rest = tick(instance, db_url, max_runs_per_tick=2)
     assert requested(rest) == [tuple(ids[200:])]
 
 
@@ -93,10 +98,15 @@ def test_run_keys_are_deterministic_and_change_with_the_cards_bytes(db_url, inst
     assert keys == [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
     assert len(set(keys)) == 3
 
-    with get_engine(db_url).begin() as conn:  # new bytes, same updated_at: the first batch still gets a new key
+    with get_engine(db_url).begin() as conn:  # new bytes: the first batch gets a new key
         conn.execute(text("UPDATE card SET content_sha256 = md5('x') WHERE id = :id"), {"id": ids[0]})
     after = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
     assert after[0] != keys[0] and after[1:] == keys[1:]
+
+    ledger.open_batch(db_url, "run-1", "card-event", "passive", ids[10:20])  # a batch that ends without its cards
+    ledger.mark_failed(db_url, "run-1", "failed", "boom")
+    retried = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
+    assert retried[0] == after[0] and retried[1] != keys[1] and retried[2] == keys[2]
 
 
 def test_skip_when_disabled(db_url, instance):
@@ -137,9 +147,9 @@ def test_stale_bytes_reopen_a_finished_card(db_url, instance):
     first = tick(instance, db_url)
     assert flat(requested(first)) == [pending]
 
+    launched(instance, first)
     reingest(db_url, done)
-    second = tick(instance, db_url, first.cursor)
-    assert flat(requested(second)) == [done]
+    assert flat(requested(tick(instance, db_url))) == [done]
 
 
 def test_what_needs_work_follows_the_shared_definition(db_url, instance):
@@ -168,10 +178,37 @@ def test_cards_in_a_running_ledger_batch_are_excluded(db_url, instance):
     assert flat(requested(tick(instance, db_url))) == ids[3:]
 
 
-def test_an_unreadable_cursor_starts_from_the_beginning(db_url, instance):
-    ids = seed_cards(db_url, 2)
-    assert parse_cursor("not json") is None
-    assert flat(requested(tick(instance, db_url, "not json"))) == ids
+def test_cards_of_halted_failed_and_throttled_batches_come_back_with_a_growing_wait(db_url, instance):
+    ids = seed_cards(db_url, 3)
+    for run_id, card, status in (("run-h", ids[0], "halted"), ("run-f", ids[1], "failed"), ("run-t", ids[2], "x")):
+        ledger.open_batch(db_url, run_id, "card-event", "passive", [card])
+        if status == "x":
+            ledger.close(db_url, run_id, "throttled", reason="no slot")
+        else:
+            ledger.mark_failed(db_url, run_id, status, "why")
+    ledger.mark_failed(db_url, "run-f", "failed", "the failure event, processed twice")
+    # First time round a halted or failed card is offered at once; a throttled one waits a little.
+    assert flat(requested(tick(instance, db_url))) == ids[:2]
+    ledger.open_batch(db_url, "run-f2", "card-event", "passive", [ids[1]])
+    ledger.mark_failed(db_url, "run-f2", "failed", "again")
+    assert flat(requested(tick(instance, db_url))) == ids[:1]  # a card that failed twice now waits
+    with get_engine(db_url).connect() as conn:
+        rows = conn.execute(text("SELECT card_id, attempts, retry_at > now() FROM card_work ORDER BY card_id")).all()
+    assert [tuple(r) for r in rows] == [(ids[0], 1, False), (ids[1], 2, True), (ids[2], 1, True)]
+
+
+def test_a_silent_running_batch_is_reclaimed_and_its_cards_offered_again(db_url, instance):
+    ids = seed_cards(db_url, 4)
+    ledger.open_batch(db_url, "run-dead", "card-event", "passive", ids[:2])
+    ledger.open_batch(db_url, "run-alive", "card-event", "passive", ids[2:])
+    assert isinstance(tick(instance, db_url), SkipReason)
+    with get_engine(db_url).begin() as conn:
+        conn.execute(text("UPDATE dispatch_ledger SET heartbeat_at = now() - interval '10 minutes' "
+                          "WHERE run_id = 'run-dead'"))
+    assert flat(requested(tick(instance, db_url, reclaim_after_seconds=300))) == ids[:2]
+    dead = ledger.get(db_url, "run-dead")
+    assert dead.status == "failed" and dead.failure_reason.startswith("abandoned: no heartbeat since")
+    assert ledger.get(db_url, "run-alive").status == "running"
 
 
 def test_sensor_and_schedule_load_in_definitions():

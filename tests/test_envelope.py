@@ -8,11 +8,10 @@ import pickle
 import pytest
 
 from stage_e_dagster.db.image_loads import recent_load_counts
-from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, enforced, evaluate_bars
+from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, evaluate_bars
 from stage_e_dagster.domain.work import STAGE_C_ID
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope, EnvelopeTripped
-from stage_e_dagster.resources.ocr_slots import usable_cores
 
 CEILINGS = Ceilings(host_load=2.0, rss_mb=1024.0, failure_rate=0.01, failure_min_loads=50)
 
@@ -50,11 +49,6 @@ def test_breach_detail_names_the_worker_and_the_counts() -> None:
     assert evaluate_bars(Signals(rss_mb={41: 2000.0}), CEILINGS).detail == {"pid": 41}
     rate = evaluate_bars(Signals(image_loads=LoadCounts(200, 9)), CEILINGS)
     assert rate.detail == {"loads": 200, "failures": 9}
-
-
-def test_only_passive_runs_are_enforced() -> None:
-    assert enforced("passive")
-    assert not enforced("bulk")
 
 
 # -- the failure-rate query ----------------------------------------------------------------------------------
@@ -211,5 +205,11 @@ def test_unreadable_database_skips_the_failure_rate_bar() -> None:
     env.check("passive")  # rss of this test process is far below 1024 MB
 
 
-def test_default_host_load_ceiling_is_usable_cores() -> None:
-    assert Envelope(database=AppDatabase(database_url="x")).ceilings().host_load == float(usable_cores())
+def test_default_ceiling_leaves_headroom_above_the_governor_target_and_the_slot_cap() -> None:
+    cpus = len(os.sched_getaffinity(0))
+    env = Envelope(database=AppDatabase(database_url="x"))
+    ceiling, target = env.ceilings().host_load, env.governor(max_workers=1).target
+    assert (ceiling, target) == (2.0 * cpus, float(cpus))
+    assert ceiling > target > max(1, cpus - 1) - 1e-9  # the slot cap's own load never reaches the target
+    tuned = Envelope(database=AppDatabase(database_url="x"), host_load_ceiling=9.5, load_target=3.0)
+    assert (tuned.ceilings().host_load, tuned.governor(max_workers=4).target) == (9.5, 3.0)

@@ -10,6 +10,7 @@ import pytest
 
 from stage_e_dagster.db import ledger, trips
 from stage_e_dagster.db.slot_holders import list_slot_holders
+from stage_e_dagster.db.stream import cards_needing_work
 from stage_e_dagster.jobs import BatchSpec
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
@@ -75,27 +76,35 @@ def _execute(db_url: str, spec: BatchSpec) -> None:
                                                instance=dg.DagsterInstance.ephemeral())
 
 
-def test_sigkill_mid_stage_c_never_leaves_completed_and_a_rerun_completes(db_url, tmp_path):
-    seed_scans(db_url, tmp_path, cards=14)
+def test_sigkill_mid_stage_c_never_leaves_completed_the_row_is_reclaimed_and_its_cards_come_back(db_url, tmp_path):
+    seed_scans(db_url, tmp_path, cards=24)
     spec = BatchSpec(tuple(sorted(card_ids(db_url).values())), trigger="card-event", mode="passive")
     child = mp.get_context("spawn").Process(target=_execute, args=(db_url, spec))
     child.start()
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not list_slot_holders(db_url):
-        time.sleep(0.05)
+    while time.monotonic() < deadline and rows(db_url, "SELECT count(*) FROM image_evidence")[0][0] < 2:
+        time.sleep(0.02)
     assert list_slot_holders(db_url), "Stage C never started"
-    time.sleep(0.5)
     os.kill(child.pid, signal.SIGKILL)
     child.join(timeout=10)
     (killed,) = rows(db_url, "SELECT run_id, status FROM dispatch_ledger")
     assert killed[1] == "running"
     time.sleep(2)
     assert list_slot_holders(db_url) == []
-    rerun = micro_batch_job(db_url).execute_in_process(run_config=spec.run_config(),
-                                                      instance=dg.DagsterInstance.ephemeral())
+    # The reaper (a stream tick, `stage-e status`, the next `stage-e run`) sees the run's process is gone.
+    (reclaimed,) = ledger.reap(db_url, max_age_seconds=300)
+    assert reclaimed.run_id == killed[0] and reclaimed.status == "failed"
+    assert "is gone" in reclaimed.failure_reason
+    unfinished = {row[0] for row in rows(db_url, "SELECT c.id FROM card c WHERE NOT EXISTS "
+                                                 "(SELECT 1 FROM image_evidence e WHERE e.card_id = c.id)")}
+    offered = {card.id for card in cards_needing_work(db_url, 100)}
+    assert unfinished and unfinished <= offered  # offered again at once (their first retry has no wait)
+    rerun = micro_batch_job(db_url).execute_in_process(
+        run_config=BatchSpec(tuple(sorted(offered)), "card-event", "passive").run_config(),
+        instance=dg.DagsterInstance.ephemeral())
     assert rerun.success
     assert ledger.get(db_url, rerun.run_id).status == "completed"
-    assert ledger.get(db_url, killed[0]).status == "running"
-    assert rows(db_url, "SELECT count(*), count(DISTINCT card_id) FROM image_evidence") == [(14, 14)]
+    assert cards_needing_work(db_url, 100) == []
+    assert rows(db_url, "SELECT count(*), count(DISTINCT card_id) FROM image_evidence") == [(24, 24)]
     assert rows(db_url, "SELECT count(*) FROM (SELECT card_id, anonymous_id, printing_id FROM card_printing_tag "
                         "GROUP BY 1, 2, 3 HAVING count(*) > 1) d") == [(0,)]

@@ -110,7 +110,7 @@ def test_stage_d_is_owed_until_it_decides_on_the_current_evidence(db_url, seeded
     _truth, ids, _root = seeded
     assert count_needing_work(db_url) == 6  # no evidence yet
     run_stage_c(db_url, list(ids.values()), "run-1", settings(db_url))
-    assert sorted(c.id for c in cards_needing_work(db_url, None, 100)) == sorted(ids.values())  # C done, D owed
+    assert sorted(c.id for c in cards_needing_work(db_url, 100)) == sorted(ids.values())  # C done, D owed
     run_stage_d(db_url, list(ids.values()), "run-1")
     assert count_needing_work(db_url) == 0
     pg_connect().cursor().execute(
@@ -118,4 +118,4 @@ def test_stage_d_is_owed_until_it_decides_on_the_current_evidence(db_url, seeded
         f"WHERE card_id = {min(ids.values())}"
     )
     run_stage_c(db_url, list(ids.values()), "run-2", settings(db_url, workers=1))
-    assert [c.id for c in cards_needing_work(db_url, None, 100)] == [min(ids.values())]
+    assert [c.id for c in cards_needing_work(db_url, 100)] == [min(ids.values())]

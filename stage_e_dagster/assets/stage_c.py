@@ -1,4 +1,10 @@
-"""Stage C asset `image_evidence`: opens the batch's ledger row, then extracts evidence on slot-holding workers."""
+"""Stage C asset `image_evidence`: opens the batch's ledger row, checks the gates, then extracts evidence on
+slot-holding workers whose number the load governor sets.
+
+A passive run that finds an open envelope trip or streaming switched off closes its row `halted` before any work
+(no OCR, no new trip), and so does a bulk run that finds a trip open without an operator's override. The run then
+ends without materialising Stage D and E.
+"""
 
 from pathlib import Path
 
@@ -6,13 +12,18 @@ from dagster import AssetExecutionContext, Config, MaterializeResult, RetryReque
 from pydantic import Field
 
 from stage_e_dagster.db import ledger
+from stage_e_dagster.host import process_owner
 from stage_e_dagster.jobs import IMAGE_EVIDENCE, MODES, TRIGGERS
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_engine import OcrSettings
 from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.resources.stream import StreamControl
+from stage_e_dagster.sensors.gates import run_start_gate
 from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings
+
+HEARTBEAT_SECONDS = 10.0
 
 
 class ImageEvidenceConfig(Config):
@@ -22,6 +33,9 @@ class ImageEvidenceConfig(Config):
     force: bool = Field(default=False, description="Recompute evidence even when it is current.")
     trigger: str = Field(default="manual", description=f"One of {', '.join(TRIGGERS)}.")
     mode: str = Field(default="passive", description=f"One of {', '.join(MODES)}; bulk runs skip the envelope.")
+    trip_override: str | None = Field(
+        default=None, description="Bulk runs only: go on although an envelope trip is open; this note is kept in "
+                                  "the ledger row.")
 
 
 @asset(key=IMAGE_EVIDENCE, group_name="stage_c", output_required=False, description=__doc__)
@@ -32,21 +46,36 @@ def image_evidence(
     ocr_slots: OcrSlots,
     ocr: OcrSettings,
     envelope: Envelope,
+    stream: StreamControl,
 ):
     if config.trigger not in TRIGGERS or config.mode not in MODES:
         raise ValueError(f"trigger must be one of {TRIGGERS} and mode one of {MODES}")
     url, run_id = database.url, context.run.run_id
-    ledger.open_batch(url, run_id, config.trigger, config.mode, config.card_ids)
+    ledger.open_batch(url, run_id, config.trigger, config.mode, config.card_ids, owner=process_owner())
+    halted = run_start_gate(url, config.mode, stream, config.trip_override)
+    if halted:
+        ledger.close(url, run_id, "halted", reason=f"halted before any work: {halted}")
+        context.log.warning(f"halted before any work: {halted}")
+        return
+    if config.trip_override and config.mode == "bulk":
+        ledger.merge_counters(url, run_id, {"trip_override": config.trip_override.strip()})
+        context.log.warning(f"running although an envelope trip may be open: {config.trip_override.strip()}")
     envelope.check(mode=config.mode)
+    workers = ocr.workers or ocr_slots.slot_count
     settings = PoolSettings(
-        workers=ocr.workers or ocr_slots.slot_count, engine=ocr.engine, slots=ocr_slots.worker_config(),
+        workers=workers, engine=ocr.engine, slots=ocr_slots.worker_config(),
         holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds,
         tessdata_prefix=Path(ocr.tessdata_prefix) if ocr.tessdata_prefix else None,
     )
+    beat = ledger.heartbeat_every(url, run_id, HEARTBEAT_SECONDS)
+
+    def on_tick(pids: list[int]) -> None:
+        beat()
+        envelope.maybe_check(mode=config.mode, worker_pids=pids)
+
     counters = run_stage_c(
-        url, config.card_ids, run_id, settings, force=config.force,
-        on_tick=lambda pids: envelope.maybe_check(mode=config.mode, worker_pids=pids),
-        log=context.log.warning,
+        url, config.card_ids, run_id, settings, force=config.force, on_tick=on_tick, log=context.log.warning,
+        governor=envelope.governor(workers), read_load=envelope.read_host_load,
     )
     ledger.merge_counters(url, run_id, {"stage_c": counters.as_dict()})
     if counters.throttled:
@@ -55,7 +84,7 @@ def image_evidence(
             wait = ocr.backoff(attempt)
             context.log.info(f"no OCR slot free; retry {attempt + 1}/{ocr.throttle_retries} in {wait} s")
             raise RetryRequested(max_retries=ocr.throttle_retries, seconds_to_wait=wait)
-        reason = f"no OCR slot free after {ocr.throttle_retries} retries; cards stay eligible for the sweep"
+        reason = f"no OCR slot free after {ocr.throttle_retries} retries; cards are offered again shortly"
         ledger.close(url, run_id, "throttled", reason=reason)
         context.log.warning(reason)
         return
@@ -67,6 +96,10 @@ def image_evidence(
         "skipped": dict(counters.skipped),
         "not_processed": counters.not_processed,
         "slots_held": counters.slots_held,
+        "workers_started": counters.workers,
+        "workers_peak": counters.workers_peak,
+        "workers_cap": counters.workers_cap,
+        "governor_steps": counters.governor_steps,
         "cards_per_second": counters.cards_per_second,
         "elapsed_seconds": round(counters.elapsed_seconds, 2),
     })

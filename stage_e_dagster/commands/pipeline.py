@@ -14,10 +14,16 @@ from stage_e_dagster.db.server import PostgresStartError
 @click.command()
 @click.option("--recent", default=5, show_default=True, type=click.IntRange(min=0), help="Latest batches to show.")
 def status(recent: int) -> None:
-    """The pipeline at a glance: cards, backlog per stage, batches, review queue, OCR slots, envelope trips."""
+    """The pipeline at a glance: cards, backlog per stage, batches, review queue, OCR slots, envelope trips.
+
+    Batches that died (their process is gone, or silent past the reclaim age) are reclaimed first."""
+    from stage_e_dagster.db import ledger
     from stage_e_dagster.db.status import format_status, pipeline_status
 
-    click.echo(format_status(pipeline_status(app_url(), recent)))
+    url = app_url()
+    for row in ledger.reap(url, settings().reclaim_after_seconds):
+        click.echo(f"reclaimed batch {row.run_id}: {row.failure_reason}", err=True)
+    click.echo(format_status(pipeline_status(url, recent)))
 
 
 @click.command()
@@ -53,12 +59,15 @@ def dev(host: str, port: int) -> None:
               help="Cards per batch (default: STAGE_E_BATCH_SIZE, else 100).")
 @click.option("--mode", type=click.Choice(["bulk", "passive"]), default="bulk", show_default=True,
               help="bulk runs are exempt from the operating envelope; passive runs are held to it.")
-def run_backlog_command(limit: int | None, batch_size: int | None, mode: str) -> None:
+@click.option("--override-trip", "override_trip", metavar="NOTE",
+              help="bulk only: run although an envelope trip is open; NOTE (why) is kept in each ledger row.")
+def run_backlog_command(limit: int | None, batch_size: int | None, mode: str, override_trip: str | None) -> None:
     """Drive the backlog through the micro_batch job in this process (runs show in the Dagster UI)."""
     from dagster import DagsterInstance
 
-    from stage_e_dagster.bulk import run_backlog
+    from stage_e_dagster.bulk import DatabaseLost, run_backlog
     from stage_e_dagster.db.stream import count_needing_work
+    from stage_e_dagster.db.trips import open_trips
     from stage_e_dagster.runtime import prepare_dagster_environment
 
     config = settings()
@@ -68,24 +77,29 @@ def run_backlog_command(limit: int | None, batch_size: int | None, mode: str) ->
         raise click.ClickException(str(err)) from err
     url = app_url()
     batch_size = batch_size or config.batch_size
-    if mode == "passive":
-        from stage_e_dagster.db.trips import open_trips
-
-        halted = open_trips(url)
-        if halted:
-            raise click.ClickException(
-                f"envelope trip {halted[0].id} is open; acknowledge it (stage-e trips ack) before a passive run"
-            )
+    if override_trip is not None and (mode != "bulk" or not override_trip.strip()):
+        raise click.UsageError("--override-trip takes a non-blank note and works with --mode bulk only")
+    halted = open_trips(url)
+    if halted and not override_trip:
+        how = ("acknowledge it (stage-e trips ack TRIP_ID --note ...)" if mode == "passive" else
+               "acknowledge it (stage-e trips ack TRIP_ID --note ...), or run anyway with --override-trip NOTE")
+        raise click.ClickException(f"envelope trip {halted[0].id} is open ({halted[0].bar}); {how}")
     backlog = count_needing_work(url)
     total = min(backlog, limit) if limit else backlog
-    with DagsterInstance.get() as instance, click.progressbar(
-        length=total, label=f"{mode} run", file=sys.stderr
-    ) as bar:
-        summary = run_backlog(instance, url, limit=limit, batch_size=batch_size, mode=mode,
-                              on_batch=lambda cards, _status: bar.update(cards))
+    try:
+        with DagsterInstance.get() as instance, click.progressbar(
+            length=total, label=f"{mode} run", file=sys.stderr
+        ) as bar:
+            summary = run_backlog(instance, url, limit=limit, batch_size=batch_size, mode=mode,
+                                  trip_override=override_trip, reclaim_after_seconds=config.reclaim_after_seconds,
+                                  on_batch=lambda cards, _status: bar.update(cards))
+    except DatabaseLost as err:
+        raise click.ClickException(str(err)) from None
+    for run_id in summary.reclaimed:
+        click.echo(f"reclaimed the dead batch {run_id}: its cards are offered again", err=True)
     click.echo(summary.line())
     if summary.halted:
-        click.echo("stopped: the operating envelope tripped; see `stage-e trips list`", err=True)
+        click.echo("stopped: a batch halted (envelope trip or gate); see `stage-e trips list`", err=True)
     if summary.failed_runs:
         click.echo(f"failed runs: {', '.join(summary.failed_runs)}", err=True)
         raise SystemExit(1)

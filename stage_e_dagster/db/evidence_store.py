@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.models import CardScanLog, Expansion, ImageEvidence
-from stage_e_dagster.db.predicates import CURRENT_EVIDENCE, predicate_params
+from stage_e_dagster.db.predicates import CURRENT_EVIDENCE
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.stage_c import CardWork, evidence_columns
 from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
@@ -83,12 +83,11 @@ _MARK_DECIDED = text(
 )
 
 
-def mark_decided(conn: Connection, card_ids: Sequence[int], versions: Mapping[str, str],
-                 decided_by: str = DECIDED_BY) -> None:
+def mark_decided(conn: Connection, card_ids: Sequence[int], decided_by: str = DECIDED_BY) -> None:
     """Mark the cards' current evidence decided by the calculators named in `decided_by`, in the deciding
     transaction (Stage C clears the mark whenever it rewrites the row)."""
     if card_ids:
-        conn.execute(_MARK_DECIDED, predicate_params(versions, ids=int_array(card_ids), decided_by=decided_by))
+        conn.execute(_MARK_DECIDED, {"ids": int_array(card_ids), "decided_by": decided_by})
 
 
 def log_skip(url: str, card_id: int, content_sha256: str, skip: EvidenceSkip, run_id: str | None) -> bool:

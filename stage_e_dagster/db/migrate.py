@@ -1,4 +1,5 @@
-"""The schema: apply the Alembic migrations (an explicit step), and check a database is at head before use."""
+"""The schema: apply the Alembic migrations and the code's work rules (an explicit step), and check a database is
+ready before use."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def alembic_config(url: str) -> Config:
 
 
 def upgrade(url: str, revision: str = "head") -> None:
-    """Upgrade the database at `url` to `revision`, holding an advisory lock so concurrent callers queue."""
+    """Upgrade the database at `url` to `revision` (holding an advisory lock so concurrent callers queue); at head,
+    also store this code's work rules (`db.work_rule.sync`), recomputing every card's work if they changed."""
     engine = create_engine(url, poolclass=pool.NullPool)
     try:
         with engine.begin() as conn:
@@ -37,6 +39,10 @@ def upgrade(url: str, revision: str = "head") -> None:
             command.upgrade(config, revision)
     finally:
         engine.dispose()
+    if revision == "head":
+        from stage_e_dagster.db import work_rule
+
+        work_rule.sync(url)
 
 
 def head_revision() -> str:
@@ -50,8 +56,9 @@ _current: set[str] = set()
 
 
 def require_head(url: str) -> None:
-    """Raise `SchemaNotCurrent` unless the database at `url` is at the newest migration (a success is remembered
-    for the process). A database that cannot be reached is not judged here: the work that needs it reports that."""
+    """Raise `SchemaNotCurrent` unless the database at `url` is at the newest migration and holds this code's work
+    rules (a success is remembered for the process). A database that cannot be reached is not judged here: the work
+    that needs it reports that."""
     if url in _current:
         return
     engine = create_engine(url, poolclass=pool.NullPool)
@@ -64,10 +71,16 @@ def require_head(url: str) -> None:
         return
     finally:
         engine.dispose()
-    if current == head_revision():
-        _current.add(url)
-    else:
+    if current != head_revision():
         raise SchemaNotCurrent(
             f"the application database is at schema revision {current or 'none'}, not {head_revision()}: "
             "run `stage-e db upgrade` (or `make demo`, which does it)"
         )
+    from stage_e_dagster.db import work_rule
+
+    if not work_rule.is_current(url):
+        raise SchemaNotCurrent(
+            "the application database's work rules (extractor versions, calculators) are not this code's: "
+            "run `stage-e db upgrade` once this version is deployed everywhere"
+        )
+    _current.add(url)

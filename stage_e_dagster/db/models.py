@@ -6,6 +6,7 @@ from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
+    CHAR,
     BigInteger,
     Boolean,
     CheckConstraint,
@@ -15,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -226,6 +228,7 @@ class DispatchLedger(Base):
         Index("ix_ledger_running_cards", "card_ids", postgresql_using="gin",
               postgresql_where=text("status = 'running'")),
         Index("ix_ledger_status", "status"),
+        Index("ix_ledger_running_heartbeat", "heartbeat_at", postgresql_where=text("status = 'running'")),
     )
 
     run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -237,6 +240,39 @@ class DispatchLedger(Base):
     failure_reason: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime] = _created()
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    owner: Mapped[str | None] = mapped_column(Text)
+
+
+class WorkRule(Base):
+    """The single row naming what "current" means for the work rules: the code's extractor versions, Stage D's
+    `decided_by` mark and Stage C's voter id (written by `db.work_rule.sync`)."""
+
+    __tablename__ = "work_rule"
+    __table_args__ = (CheckConstraint("id = 1", name="ck_work_rule_single_row"),)
+
+    id: Mapped[int] = mapped_column(SmallInteger, primary_key=True, server_default=text("1"))
+    current_versions: Mapped[dict[str, str]] = mapped_column(JSONB, server_default=_EMPTY_JSON)
+    decided_by: Mapped[str] = mapped_column(Text, server_default="")
+    stage_c_id: Mapped[str] = mapped_column(Text, server_default="")
+    recomputed_through: Mapped[int | None] = mapped_column(BigInteger)
+    updated_at: Mapped[datetime] = _created()
+
+
+class CardWork(Base):
+    """A card that needs Stage C or D right now (maintained by triggers), with its retry backoff."""
+
+    __tablename__ = "card_work"
+    __table_args__ = (
+        CheckConstraint("stage IN ('C', 'D')", name="ck_card_work_stage"),
+        Index("ix_card_work_stage_card", "stage", "card_id"),
+    )
+
+    card_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("card.id", ondelete="CASCADE"), primary_key=True)
+    stage: Mapped[str] = mapped_column(CHAR(1))
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0")
+    retry_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    since: Mapped[datetime] = _created()
 
 
 class EnvelopeTrip(Base):

@@ -10,16 +10,15 @@ scanned and named by its front).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from sqlalchemy import Connection, Row, text
 
 from stage_e_dagster.db.arrays import int_array, text_array
-from stage_e_dagster.db.predicates import CURRENT_EVIDENCE, predicate_params
+from stage_e_dagster.db.predicates import CURRENT_EVIDENCE
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef, normalise_name
-from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import Evidence
 
 EVIDENCE_FIELDS = tuple(f.name for f in fields(Evidence))
@@ -58,14 +57,12 @@ def load_expansions(conn: Connection) -> dict[str, ExpansionRef]:
     return {row.code: ExpansionRef(row.code, row.released_at, row.symbol_phash) for row in conn.execute(_EXPANSIONS)}
 
 
-def load_current_evidence(
-    conn: Connection, card_ids: Iterable[int], extractor_versions: Mapping[str, str]
-) -> dict[int, Evidence]:
+def load_current_evidence(conn: Connection, card_ids: Iterable[int]) -> dict[int, Evidence]:
     """Current evidence of the cards that have it."""
     ids = sorted(set(card_ids))
     if not ids:
         return {}
-    rows = conn.execute(_EVIDENCE, predicate_params(extractor_versions, ids=int_array(ids)))
+    rows = conn.execute(_EVIDENCE, {"ids": int_array(ids)})
     return {row[0]: Evidence(*row[1:]) for row in rows}  # columns in Evidence's field order
 
 
@@ -93,11 +90,9 @@ def load_stage_d_inputs(
     conn: Connection,
     card_ids: Iterable[int],
     *,
-    extractor_versions: Mapping[str, str] | None = None,
     expansions: dict[str, ExpansionRef] | None = None,
 ) -> StageDInputs:
-    """Cards, current evidence, candidates and sets for a batch (`extractor_versions` default: the current ones)."""
-    versions = EXTRACTOR_VERSIONS if extractor_versions is None else extractor_versions
+    """Cards, current evidence, candidates and sets for a batch."""
     inputs = StageDInputs(expansions=load_expansions(conn) if expansions is None else expansions)
     ids = sorted(set(card_ids))
     if not ids:
@@ -106,7 +101,7 @@ def load_stage_d_inputs(
     for row in conn.execute(_CARDS, {"ids": int_array(ids)}):
         inputs.cards[row.id] = CardRef(row.id, row.name, row.expansion_hint)
         names[row.id] = row.name_normalised
-    evidence = load_current_evidence(conn, inputs.cards, versions)
+    evidence = load_current_evidence(conn, inputs.cards)
     candidates = load_candidates(conn, names.values())
     for card_id in inputs.cards:
         inputs.evidence[card_id] = evidence.get(card_id)

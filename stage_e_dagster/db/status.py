@@ -48,7 +48,9 @@ def format_status(status: PipelineStatus) -> str:
 
     lines = [
         f"cards:    {sum(status.cards.values())} ({counts(status.cards)})",
-        f"backlog:  {status.backlog['stage_c']} need evidence (C), {status.backlog['stage_d']} need votes (D)",
+        f"backlog:  {status.backlog['stage_c']} need evidence (C), {status.backlog['stage_d']} need votes (D), "
+        f"{status.backlog['waiting']} of them waiting to retry; {status.backlog['in_running_batches']} in running "
+        "batches",
         f"batches:  {counts(status.batches)}",
         f"review:   {status.review_queue} cards await a human",
         f"slots:    {status.slots_held} OCR slots held",

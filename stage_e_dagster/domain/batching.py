@@ -2,7 +2,7 @@
 
 Run keys are deterministic so that evaluating the same batch twice gives the same key (the daemon then launches it
 once). The daemon never reuses a key, so a key must change whenever the batch deserves a new run: stream keys
-hash each card's id together with its version (content hash and update time), sweep keys name the claimed range.
+hash each card's id together with its version (content hash and attempt count), sweep keys name the claimed range.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ def runs_allowed(queued: int, max_queued: int, max_per_tick: int) -> int:
     return max(0, min(max_per_tick, max_queued - queued))
 
 
-def stream_run_key(members: Sequence[tuple[int, str]]) -> str:
-    """Key of a stream batch from its (card id, card version) pairs; same members, same key."""
+def stream_run_key(members: Sequence[tuple[int, str]], epoch: int = 0) -> str:
+    """Key of a stream batch from its (card id, card version) pairs and a time epoch; same members and epoch,
+    same key."""
     if not members:
         raise ValueError("a batch has at least one card")
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"epoch {epoch}\n".encode())
     for card_id, version in members:
         digest.update(f"{card_id}:{version}\n".encode())
     first, last = members[0][0], members[-1][0]

@@ -60,7 +60,10 @@ class StageCCounters:
     skipped: Counter[str] = field(default_factory=Counter)
     not_processed: int = 0
     slots_held: int = 0
-    workers: int = 0
+    workers: int = 0  # worker processes started (replacements and governor additions included)
+    workers_peak: int = 0  # most workers holding a slot at once
+    workers_cap: int = 0  # the most the batch could run (the OCR slot cap)
+    governor_steps: list[dict[str, Any]] = field(default_factory=list)
     elapsed_seconds: float = 0.0
     throttled: bool = False
 
@@ -80,6 +83,9 @@ class StageCCounters:
             "not_processed": self.not_processed,
             "slots_held": self.slots_held,
             "workers": self.workers,
+            "workers_peak": self.workers_peak,
+            "workers_cap": self.workers_cap,
+            "governor_steps": list(self.governor_steps),
             "elapsed_seconds": round(self.elapsed_seconds, 3),
             "cards_per_second": self.cards_per_second,
             "throttled": self.throttled,

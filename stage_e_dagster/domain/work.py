@@ -30,3 +30,25 @@ def decided_by(registry: Sequence[Calculator] = CALCULATORS) -> str:
 
 
 DECIDED_BY = decided_by()
+
+
+RETRY_BASE_SECONDS = 30.0
+RETRY_CAP_SECONDS = 3600.0
+THROTTLE_RETRY_SECONDS = 30.0
+
+
+def retry_backoff(status: str) -> tuple[float, float, float]:
+    """How long a card waits before it is offered again after a batch that held it ended with `status` without
+    finishing it, as (first, base, cap): `first` seconds after its first such batch, then
+    `min(base * 2**(attempts - 1), cap)` seconds, where `attempts` counts the earlier ones.
+
+    A halted batch is the host's fault, not the card's: its cards come back as soon as nothing gates them (after
+    the trip's acknowledgement). A throttled batch found no OCR slot: a short fixed wait. Anything else (failed,
+    reclaimed, completed with the card still owed work) is retried at once the first time (the batch died, perhaps
+    of something else), then backs off exponentially, so a poisonous card never loops hot.
+    """
+    if status == "halted":
+        return 0.0, 0.0, 0.0
+    if status == "throttled":
+        return THROTTLE_RETRY_SECONDS, THROTTLE_RETRY_SECONDS, THROTTLE_RETRY_SECONDS
+    return 0.0, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS

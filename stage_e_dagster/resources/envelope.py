@@ -1,9 +1,13 @@
-"""The operating envelope as a Dagster resource: sample the host, and fail a passive run that is over a bar.
+"""The operating envelope as a Dagster resource: sample the host, govern OCR concurrency by its load, and fail a
+passive run that is over a bar.
 
 Assets call `check(mode=...)` when they start and Stage C calls `maybe_check(mode=..., worker_pids=...)` inside
 its loop (it samples at most every `sample_interval_seconds`). A breach raises `EnvelopeTripped`, a typed
 `dagster.Failure` whose metadata is exactly `bar`, `observed` and `ceiling`; the run-failure sensor turns it into
 an `envelope_trip` row and halts the stream until an operator acknowledges it. `bulk` runs are never sampled.
+
+`governor(max_workers)` gives Stage C a load governor (`domain.governor`) aiming at `load_target`, below the
+host-load ceiling: OCR concurrency shrinks before the envelope has to trip.
 
 Signal readers are methods (`read_host_load`, `read_rss_mb`, `read_image_loads`) so tests can override them; a
 reader that cannot read its signal returns None (or leaves the pid out) and that bar is skipped.
@@ -22,8 +26,9 @@ from pydantic import Field, PrivateAttr
 
 from stage_e_dagster.db.image_loads import recent_load_counts
 from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, enforced, evaluate_bars
+from stage_e_dagster.domain.governor import Governor
+from stage_e_dagster.host import default_load_ceiling, default_load_target
 from stage_e_dagster.resources.database import AppDatabase
-from stage_e_dagster.resources.ocr_slots import usable_cores
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +57,10 @@ class Envelope(ConfigurableResource):
 
     database: AppDatabase = Field(description="The application database (image loads of all workers).")
     host_load_ceiling: float | None = Field(
-        default=None, description="1-minute load average above this trips; default usable cores (CPUs - 1)."
+        default=None, description="1-minute load average above this trips; default 2 x CPUs."
+    )
+    load_target: float | None = Field(
+        default=None, description="The load governor shrinks OCR concurrency above this; default CPUs."
     )
     rss_ceiling_mb: float = Field(default=1024, description="A worker's resident memory above this (MB) trips.")
     failure_rate_ceiling: float = Field(
@@ -69,9 +77,14 @@ class Envelope(ConfigurableResource):
     # -- public API --------------------------------------------------------------------------------------------
     def ceilings(self) -> Ceilings:
         """The configured limits, with the host-load default resolved."""
-        load = float(usable_cores()) if self.host_load_ceiling is None else float(self.host_load_ceiling)
+        load = default_load_ceiling() if self.host_load_ceiling is None else float(self.host_load_ceiling)
         return Ceilings(host_load=load, rss_mb=float(self.rss_ceiling_mb),
                         failure_rate=float(self.failure_rate_ceiling), failure_min_loads=int(self.failure_min_loads))
+
+    def governor(self, max_workers: int) -> Governor:
+        """A load governor for one batch of up to `max_workers` OCR workers."""
+        target = default_load_target() if self.load_target is None else float(self.load_target)
+        return Governor(target=target, max_workers=max(1, max_workers))
 
     def sample(self, worker_pids: Iterable[int] = ()) -> Signals:
         """Read every signal now: load average, RSS of this process and `worker_pids`, recent image loads."""

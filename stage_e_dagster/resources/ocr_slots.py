@@ -14,12 +14,9 @@ from __future__ import annotations
 import logging
 import os
 import random
-import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import psycopg2
@@ -37,37 +34,13 @@ from stage_e_dagster.db.advisory_locks import (
 )
 from stage_e_dagster.db.slot_holders import MAX_SLOTS, Scope, host_key, slot_key
 from stage_e_dagster.db.urls import redact
+from stage_e_dagster.host import host_id, usable_cores
 from stage_e_dagster.resources.database import AppDatabase
 
 logger = logging.getLogger(__name__)
 
 APPLICATION_PREFIX = "stage-e-ocr"
 POLL_SECONDS = 0.1  # mean pause between tries while waiting; each pause is jittered +-50%
-MACHINE_ID_FILES = (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id"))
-
-
-def usable_cores() -> int:
-    """CPUs this process may run on, minus one left for Postgres, Dagster and the OS; at least 1."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, cpus - 1)
-
-
-@lru_cache(maxsize=1)
-def default_host_id() -> str:
-    """A stable id for this host: the systemd/dbus machine id when there is one, else the hostname."""
-    for path in MACHINE_ID_FILES:
-        try:
-            value = path.read_text().strip()
-        except OSError:
-            continue
-        if value:
-            return value
-    return socket.gethostname()
-
-
 class OcrSlots(ConfigurableResource):
     """The OCR slot cap: `with slots.acquire() as held:` and do OCR only when `held` is non-empty.
 
@@ -104,7 +77,7 @@ class OcrSlots(ConfigurableResource):
     @property
     def host_key(self) -> int | None:
         """The 22-bit host hash in this resource's lock keys, or None in global scope."""
-        return host_key(self.host_id or default_host_id()) if self.scope == "host" else None
+        return host_key(self.host_id or host_id()) if self.scope == "host" else None
 
     def lock_key(self, slot: int) -> tuple[int, int]:
         """The `(key1, key2)` advisory-lock key of slot index `slot` in this resource's scope."""

@@ -1,4 +1,5 @@
-"""Operator controls for the card stream sensor and the backstop sweep: on/off, batch size, backpressure."""
+"""Operator controls for the card stream sensor and the backstop sweep: on/off, batch size, backpressure, and how
+long a silent batch may stay `running` before it is reclaimed."""
 
 from __future__ import annotations
 
@@ -18,3 +19,10 @@ class StreamControl(ConfigurableResource):
         default=8, ge=1, description="No new runs while this many micro_batch runs wait to start."
     )
     sweep_chunk: int = Field(default=1000, ge=1, description="Cards one sweep cursor may claim per tick.")
+    reconcile_window: int = Field(
+        default=20_000, ge=1, description="Card ids the sweep re-checks against the work rules per tick."
+    )
+    reclaim_after_seconds: float = Field(
+        default=Settings.reclaim_after_seconds, gt=0,
+        description="A running ledger row without a heartbeat for this long is reclaimed as failed.",
+    )

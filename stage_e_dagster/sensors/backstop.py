@@ -1,12 +1,14 @@
 """The backstop sweep schedule: walks the sweep cursors and requests batches for whatever the stream missed.
 
-`stage_c` finds cards without current evidence (stale bytes or stale extractor versions) and no Stage C skip for
-their bytes; `stage_d` finds cards with current evidence but no join-key outcome. Each tick claims one bounded
-chunk per cursor by compare-and-swap (so concurrent sweepers never take the same cards) and turns it into
-batches. The cron and timezone come from the settings when the definitions load.
+`stage_c` and `stage_d` walk the work queue's cards owed that stage; each tick claims one bounded chunk per cursor
+by compare-and-swap (so concurrent sweepers never take the same cards) and turns it into batches. Each tick also
+re-checks one window of card ids against the full work rule and mends any drift of the work queue (`reconcile`).
+The cron and timezone come from the settings when the definitions load.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from dagster import (
     DagsterInstance,
@@ -19,7 +21,7 @@ from dagster import (
     schedule,
 )
 
-from stage_e_dagster.db.stream import SweepClaim, claim_sweep_range
+from stage_e_dagster.db.stream import SweepClaim, claim_sweep_range, reconcile_next
 from stage_e_dagster.domain.batching import split_batches, sweep_run_key
 from stage_e_dagster.jobs import BatchSpec, micro_batch
 from stage_e_dagster.resources.database import AppDatabase
@@ -49,8 +51,14 @@ def claim_requests(claim: SweepClaim, cursor: str, batch_size: int) -> list[RunR
     return requests
 
 
-def evaluate_sweep(instance: DagsterInstance, url: str, stream: StreamControl) -> list[RunRequest] | SkipReason:
-    """One tick: gates, then one chunk per cursor, never more runs than the queue has room for."""
+def evaluate_sweep(instance: DagsterInstance, url: str, stream: StreamControl,
+                   log: Callable[[str], None] = lambda message: None) -> list[RunRequest] | SkipReason:
+    """One tick: re-check one window of cards against the work rules, then (gates permitting) one chunk per
+    cursor, never more runs than the queue has room for."""
+    reconciled = reconcile_next(url, stream.reconcile_window)
+    if reconciled is not None and reconciled.mended:
+        log(f"reconcile: {reconciled.mended} cards in ids ({reconciled.start}, {reconciled.end}] had the wrong "
+            "work state; mended")
     halted = halt_reason(url, stream)
     if halted:
         return SkipReason(halted)
@@ -59,7 +67,7 @@ def evaluate_sweep(instance: DagsterInstance, url: str, stream: StreamControl) -
     if room <= 0:
         return SkipReason(backpressure_reason(queued, stream))
     requests: list[RunRequest] = []
-    busy = busy_card_ids(instance)
+    busy = busy_card_ids(instance, url)
     for cursor in SWEEP_ORDER:
         runs_left = room - len(requests)
         if runs_left <= 0:
@@ -96,7 +104,7 @@ def _define(cron: str, timezone: str) -> ScheduleDefinition:
     def backstop_sweep(
         context: ScheduleEvaluationContext, database: AppDatabase, stream: StreamControl
     ) -> list[RunRequest] | SkipReason:
-        return evaluate_sweep(context.instance, database.url, stream)
+        return evaluate_sweep(context.instance, database.url, stream, log=context.log.warning)
 
     return backstop_sweep
 

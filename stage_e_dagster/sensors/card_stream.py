@@ -1,15 +1,20 @@
-"""The card stream sensor: requests micro-batch runs for cards that need Stage C or D, as they arrive.
+"""The card stream sensor: requests micro-batch runs for the cards that need Stage C or D, as they come.
 
-Its cursor is a watermark over (card.updated_at, card.id): ingest bumps `updated_at` when a file's bytes change,
-which is how stale evidence re-opens a card. Each tick takes the next cards beyond the watermark that need
-work, groups them into batches, and moves the watermark only past the cards it requested. The gates it shares with
-the backstop sweep are in `sensors/gates.py`.
+Each tick first reclaims dead batches (a `running` ledger row that stopped heartbeating, or whose Dagster run
+ended), then checks the gates (`sensors/gates.py`), then takes the next offered cards from the work queue
+(`db.stream.cards_needing_work`: cards owed work whose retry wait is over, outside running and queued batches) and
+groups them into batches. So new cards, and the cards of halted, failed, throttled or reclaimed batches, are all
+offered again within a tick or two of nothing gating them.
+
+Run keys are deterministic per batch content: a card's bytes and its attempt count (which every unsuccessful batch
+raises) and the hour, so a batch the daemon already launched is not launched twice, while a card whose earlier
+batch ended without it gets a fresh key.
 """
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
+import time
+from collections.abc import Callable
 
 from dagster import (
     DagsterInstance,
@@ -27,44 +32,36 @@ from stage_e_dagster.domain.batching import runs_allowed, split_batches, stream_
 from stage_e_dagster.jobs import BatchSpec, micro_batch
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
-from stage_e_dagster.sensors.gates import backpressure_reason, busy_card_ids, halt_reason, queued_runs
+from stage_e_dagster.sensors.gates import (
+    backpressure_reason,
+    busy_card_ids,
+    halt_reason,
+    queued_runs,
+    reclaim_dead_batches,
+)
 from stage_e_dagster.settings import Settings
 
 TRIGGER = "card-event"
 MODE = "passive"
-
-Watermark = tuple[datetime, int]
-
-
-def format_cursor(card: StreamCard) -> str:
-    """JSON watermark: the (updated_at, id) of the last card requested, updated_at in UTC ISO 8601."""
-    return json.dumps({"updated_at": card.updated_at.astimezone(UTC).isoformat(), "card_id": card.id})
-
-
-def parse_cursor(cursor: str | None) -> Watermark | None:
-    """The watermark in a cursor; None (start from the beginning) for no cursor or one that does not parse."""
-    if not cursor:
-        return None
-    try:
-        data = json.loads(cursor)
-        return datetime.fromisoformat(data["updated_at"]), int(data["card_id"])
-    except (ValueError, KeyError, TypeError):
-        return None
+KEY_EPOCH_SECONDS = 3600
+"""Run keys change at least this often, so a batch whose run vanished unseen (cancelled before it started) is
+requested again."""
 
 
 def card_version(card: StreamCard) -> str:
-    """What makes a card's batch worth a new run: its bytes and when ingest last touched it."""
-    return f"{card.content_sha256}@{card.updated_at.astimezone(UTC).isoformat()}"
+    """What makes a card's batch worth a new run: its bytes, and how many batches already ended without it."""
+    return f"{card.content_sha256}#{card.attempts}"
 
 
-def stream_requests(cards: list[StreamCard], batch_size: int) -> list[RunRequest]:
+def stream_requests(cards: list[StreamCard], batch_size: int, now: float | None = None) -> list[RunRequest]:
     """One RunRequest per batch of `batch_size` cards, each with a deterministic run key."""
+    epoch = int((time.time() if now is None else now) // KEY_EPOCH_SECONDS)
     requests = []
     for batch in split_batches(cards, batch_size):
         spec = BatchSpec(tuple(card.id for card in batch), trigger=TRIGGER, mode=MODE)
         requests.append(
             RunRequest(
-                run_key=stream_run_key([(card.id, card_version(card)) for card in batch]),
+                run_key=stream_run_key([(card.id, card_version(card)) for card in batch], epoch),
                 run_config=spec.run_config(),
                 tags=spec.tags(),
             )
@@ -73,9 +70,11 @@ def stream_requests(cards: list[StreamCard], batch_size: int) -> list[RunRequest
 
 
 def evaluate_stream(
-    instance: DagsterInstance, cursor: str | None, url: str, stream: StreamControl
+    instance: DagsterInstance, url: str, stream: StreamControl, log: Callable[[str], None] = lambda message: None
 ) -> SensorResult | SkipReason:
-    """One tick: gates first, then the next batches beyond the watermark and the watermark after them."""
+    """One tick: reclaim dead batches, check the gates, then request batches for the next offered cards."""
+    for row in reclaim_dead_batches(instance, url, stream.reclaim_after_seconds):
+        log(f"reclaimed batch {row.run_id} ({len(row.card_ids)} cards): {row.failure_reason}")
     halted = halt_reason(url, stream)
     if halted:
         return SkipReason(halted)
@@ -83,10 +82,10 @@ def evaluate_stream(
     runs = runs_allowed(queued, stream.max_queued_runs, stream.max_runs_per_tick)
     if runs == 0:
         return SkipReason(backpressure_reason(queued, stream))
-    cards = cards_needing_work(url, parse_cursor(cursor), runs * stream.batch_size, busy_card_ids(instance))
+    cards = cards_needing_work(url, runs * stream.batch_size, busy_card_ids(instance, url))
     if not cards:
-        return SkipReason("no card beyond the watermark needs work")
-    return SensorResult(run_requests=stream_requests(cards, stream.batch_size), cursor=format_cursor(cards[-1]))
+        return SkipReason("no card needs work outside the running and queued batches")
+    return SensorResult(run_requests=stream_requests(cards, stream.batch_size))
 
 
 def build_card_stream(interval_seconds: int = Settings.stream_interval_seconds) -> SensorDefinition:
@@ -97,12 +96,13 @@ def build_card_stream(interval_seconds: int = Settings.stream_interval_seconds) 
         job=micro_batch,
         minimum_interval_seconds=interval_seconds,
         default_status=DefaultSensorStatus.RUNNING,
-        description="Requests micro-batch runs for cards that need Stage C or D, in batches, with backpressure.",
+        description="Requests micro-batch runs for cards that need Stage C or D, in batches, with backpressure; "
+                    "reclaims batches that died.",
     )
     def card_stream(
         context: SensorEvaluationContext, database: AppDatabase, stream: StreamControl
     ) -> SensorResult | SkipReason:
-        return evaluate_stream(context.instance, context.cursor, database.url, stream)
+        return evaluate_stream(context.instance, database.url, stream, log=context.log.warning)
 
     return card_stream
 

@@ -6,8 +6,12 @@ queue is full (backpressure); and no card already in a queued or started `micro_
 
 from __future__ import annotations
 
+import time
+
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
+from stage_e_dagster.db import ledger
+from stage_e_dagster.db.ledger import LedgerRow
 from stage_e_dagster.db.trips import open_trips
 from stage_e_dagster.jobs import MICRO_BATCH, batch_from_run_config
 from stage_e_dagster.resources.stream import StreamControl
@@ -32,16 +36,53 @@ def halt_reason(url: str, stream: StreamControl) -> str | None:
     return None
 
 
+def run_start_gate(url: str, mode: str, stream: StreamControl, trip_override: str | None = None) -> str | None:
+    """Why a run must stop before any work (None: it may go on). A passive run obeys the stream's gates; a bulk
+    run only refuses an open trip, unless the operator overrode it with a note."""
+    if mode == "passive":
+        return halt_reason(url, stream)
+    trips = open_trips(url)
+    if trips and not (trip_override or "").strip():
+        return (f"envelope trip {trips[0].id} is open: acknowledge it (stage-e trips ack) or start the bulk run "
+                "with --override-trip NOTE")
+    return None
+
+
+ENDED_STATUSES = [DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
+ENDED_GRACE_SECONDS = 60.0
+"""A run that ended this long ago with its ledger row still `running` is reclaimed (the run-failure sensor, which
+records a better reason and any trip, had its chance)."""
+
+
+def reclaim_dead_batches(instance: DagsterInstance | None, url: str, max_age_seconds: float) -> list[LedgerRow]:
+    """Close as `failed` the `running` ledger rows whose batch died: no heartbeat for `max_age_seconds`, or (with
+    an instance) a Dagster run that ended. Their unfinished cards are offered again after their retry wait."""
+    ended: list[str] = []
+    alive = ledger.running(url)
+    if instance is not None and alive:
+        records = instance.get_run_records(RunsFilter(run_ids=[row.run_id for row in alive], statuses=ENDED_STATUSES))
+        cutoff = time.time() - ENDED_GRACE_SECONDS
+        ended = [r.dagster_run.run_id for r in records if r.end_time is not None and r.end_time < cutoff]
+    if not alive:
+        return []
+    return ledger.reap(url, max_age_seconds, ended)
+
+
 def queued_runs(instance: DagsterInstance) -> int:
     """Micro-batch runs waiting to start (queued, not started, starting)."""
     return instance.get_runs_count(RunsFilter(job_name=MICRO_BATCH, statuses=WAITING_STATUSES))
 
 
-def busy_card_ids(instance: DagsterInstance, limit: int = 200) -> set[int]:
+def busy_card_ids(instance: DagsterInstance, url: str, limit: int = 200) -> set[int]:
     """Cards already in a micro-batch run that is queued or under way; neither the stream nor the sweep asks
-    for them again (the ledger only knows a batch once its run has started)."""
+    for them again (the ledger only knows a batch once its run has started).
+
+    A run Dagster still calls started whose ledger row is closed is not under way: an in-process run whose process
+    was killed stays `STARTED` in run storage for ever, and its reclaimed cards must come back."""
     runs = instance.get_runs(RunsFilter(job_name=MICRO_BATCH, statuses=ACTIVE_STATUSES), limit=limit)
-    return {card for run in runs for card in batch_from_run_config(run.run_config).card_ids}
+    closed = ledger.closed_run_ids(url, [run.run_id for run in runs if run.status == DagsterRunStatus.STARTED])
+    return {card for run in runs if run.run_id not in closed
+            for card in batch_from_run_config(run.run_config).card_ids}
 
 
 def backpressure_reason(queued: int, stream: StreamControl) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from stage_e_dagster.db import evidence_store
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
+from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.domain.stage_c import StageCCounters, extractors_needed
 from stage_e_dagster.workers.ocr_pool import PoolSettings, Task, TaskResult, run_pool
 
@@ -21,9 +22,15 @@ def run_stage_c(
     force: bool = False,
     on_tick: Callable[[list[int]], None] = lambda pids: None,
     log: Callable[[str], None] = lambda message: None,
+    governor: Governor | None = None,
+    read_load: Callable[[], float | None] = lambda: None,
 ) -> StageCCounters:
     """Extract evidence for the batch's cards that need it. Each result is stored as it arrives (one small
-    transaction per card), so a crash loses only the cards in flight."""
+    transaction per card), so a crash loses only the cards in flight.
+
+    With a `governor`, the number of workers follows `read_load()` (the host's 1-minute load); every step is
+    logged and counted.
+    """
     started = time.perf_counter()
     counters = StageCCounters(cards_in=len(card_ids))
     tasks: list[Task] = []
@@ -49,11 +56,25 @@ def run_stage_c(
         counters.extracted += 1
         counters.carried_forward += 0 if full else 1
 
+    wanted = None
+    if governor is not None:
+        governor.started = time.monotonic()
+
+        def wanted() -> int:
+            step = governor.observe(read_load(), time.monotonic())
+            if step is not None:
+                log(f"load governor: {step.workers} OCR worker(s) from now on ({step.reason})")
+            return governor.workers
+
     known = evidence_store.known_set_codes(url)
-    outcome = run_pool(tasks, settings, known, on_result=store, on_tick=on_tick)
+    outcome = run_pool(tasks, settings, known, on_result=store, on_tick=on_tick, wanted=wanted)
     for error in outcome.errors:
         log(error)
     counters.workers = outcome.workers_started
+    counters.workers_peak = outcome.workers_peak
+    counters.workers_cap = settings.workers
+    if governor is not None:
+        counters.governor_steps = [step.as_dict() for step in governor.steps]
     counters.slots_held = len(outcome.slots_held)
     counters.throttled = outcome.throttled
     counters.not_processed = len(outcome.unprocessed)

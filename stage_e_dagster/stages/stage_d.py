@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,6 @@ from stage_e_dagster.db.stage_d_inputs import load_expansions, load_stage_d_inpu
 from stage_e_dagster.db.votes import LogWriteResult, VoteWriteResult, write_log_entries, write_vote_groups
 from stage_e_dagster.domain.calculators import CALCULATORS, Calculator
 from stage_e_dagster.domain.catalog import ExpansionRef
-from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.stage_d import StageDPlan, outcome_names, plan_batch
 from stage_e_dagster.domain.work import decided_by
 
@@ -57,16 +56,16 @@ def _chunks(ids: list[int], size: int) -> Iterable[list[int]]:
 
 def _process_chunk(
     conn: Connection, chunk: list[int], run_id: str | None, policy: str,
-    versions: Mapping[str, str], expansions: dict[str, ExpansionRef], registry: Sequence[Calculator],
+    expansions: dict[str, ExpansionRef], registry: Sequence[Calculator],
 ) -> tuple[int, StageDPlan, VoteWriteResult, LogWriteResult, ConsensusResult]:
     existing = lock_cards(conn, chunk)
-    inputs = load_stage_d_inputs(conn, existing, extractor_versions=versions, expansions=expansions)
+    inputs = load_stage_d_inputs(conn, existing, expansions=expansions)
     cards = [inputs.cards[card_id] for card_id in sorted(inputs.cards)]
     plan = plan_batch(cards, inputs.evidence, inputs.candidates, inputs.expansions, registry)
     votes = write_vote_groups(conn, plan.groups, run_id)
     log = write_log_entries(conn, plan.log_entries, run_id)
     decided = [card_id for card_id, evidence in inputs.evidence.items() if evidence is not None]
-    mark_decided(conn, decided, versions, decided_by(registry))
+    mark_decided(conn, decided, decided_by(registry))
     consensus, _ = recompute_consensus(conn, inputs.cards, policy)
     return len(cards), plan, votes, log, consensus
 
@@ -77,7 +76,6 @@ def run_stage_d(
     run_id: str | None,
     policy: str = "funnel",
     *,
-    extractor_versions: Mapping[str, str] | None = None,
     chunk_size: int = CHUNK_SIZE,
     registry: Sequence[Calculator] = CALCULATORS,
 ) -> dict[str, Any]:
@@ -91,7 +89,6 @@ def run_stage_d(
     check_policy(policy)
     started = time.perf_counter()
     ids = sorted({int(card_id) for card_id in card_ids})
-    versions = dict(EXTRACTOR_VERSIONS if extractor_versions is None else extractor_versions)
     engine = get_engine(url)
     totals = _Totals(outcomes={name: Counter() for name in outcome_names(registry)})
     if ids:
@@ -100,7 +97,7 @@ def run_stage_d(
         for chunk in _chunks(ids, chunk_size):
             processed, plan, votes, log, consensus = in_transaction(
                 engine,
-                lambda conn, chunk=chunk: _process_chunk(conn, chunk, run_id, policy, versions, expansions, registry),
+                lambda conn, chunk=chunk: _process_chunk(conn, chunk, run_id, policy, expansions, registry),
             )
             totals.processed += processed
             totals.add_plan(plan)

@@ -29,6 +29,8 @@ __all__ = ["PoolOutcome", "PoolSettings", "Task", "TaskResult", "run_pool"]
 @dataclass
 class PoolOutcome:
     workers_started: int = 0
+    workers_peak: int = 0  # most workers holding a slot at once
+    retired: int = 0  # workers asked to finish early because fewer were wanted
     slots_held: list[int] = field(default_factory=list)
     refused: int = 0
     replaced: int = 0
@@ -64,6 +66,8 @@ class _Worker:
         self.busy_since = 0.0  # when it started on its oldest card
         self.answered = False  # it said whether it holds a slot
         self.ready = False
+        self.retiring = False  # fewer workers are wanted: it takes no new cards and stops when idle
+        self.stopped = False
         self.proc = ctx.Process(target=worker_main, args=(index, settings, known, os.getpid(), self.tasks, result_q),
                                 daemon=True, name=f"ocr-worker-{index}")
         self.proc.start()
@@ -81,11 +85,17 @@ class _Worker:
         self.in_flight.pop(card_id, None)
         self.busy_since = time.monotonic()
 
-    def stop(self) -> None:
-        """Ask a slot-holding worker to finish; a worker still waiting for a slot is killed instead."""
-        if self.ready and self.alive():
+    def stop(self, wait: bool = True) -> None:
+        """Ask a slot-holding worker to finish (it releases its slot on the way out)."""
+        if self.ready and self.alive() and not self.stopped:
             self.tasks.put(None)
+            self.stopped = True
+        if wait:
             self.proc.join(timeout=10)
+
+    def active(self) -> bool:
+        """Alive, not retiring, and holding a slot or still asking for one."""
+        return self.alive() and not self.retiring and (self.ready or not self.answered)
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -96,8 +106,11 @@ class _Worker:
 
 class _Pool:
     def __init__(self, tasks: Sequence[Task], settings: PoolSettings, known: list[str],
-                 on_result: Callable[[TaskResult], None], on_tick: Callable[[list[int]], None]) -> None:
+                 on_result: Callable[[TaskResult], None], on_tick: Callable[[list[int]], None],
+                 wanted: Callable[[], int] | None) -> None:
         self.settings, self.known, self.on_result, self.on_tick = settings, known, on_result, on_tick
+        self.wanted = wanted
+        self.last_wanted = 0
         self.ctx = _mp_context()
         self.result_q = self.ctx.Queue()
         self.pending = deque(tasks)
@@ -108,20 +121,24 @@ class _Pool:
 
     def spawn(self) -> None:
         self.workers.append(_Worker(self.ctx, len(self.workers), self.settings, self.known, self.result_q))
+        self.outcome.workers_started += 1
 
     def run(self, count: int) -> None:
         for _ in range(count):
             self.spawn()
-        self.outcome.workers_started = count
+        self.last_wanted = count
         if self.settings.max_in_flight:
             self.per_worker = max(1, self.settings.max_in_flight // count)
         while True:
             self.reap()
             self.on_tick(self.pids())
+            self.govern()
             ready = [w for w in self.workers if w.ready and w.alive()]
             for worker in ready:
-                while self.pending and len(worker.in_flight) < self.per_worker:
+                while self.pending and not worker.retiring and len(worker.in_flight) < self.per_worker:
                     worker.send(self.pending.popleft())
+                if worker.retiring and not worker.in_flight:
+                    worker.stop(wait=False)
             busy = any(w.in_flight for w in ready)
             waiting = any(not w.answered and w.alive() for w in self.workers)
             if not busy and (not self.pending or not waiting):
@@ -134,6 +151,23 @@ class _Pool:
                 continue
             self.receive(self.workers[index], kind, payload)
 
+    def govern(self) -> None:
+        """Follow the wanted worker count one worker at a time: retire the least busy worker while more run than
+        wanted; start one more when the count wanted goes up (a worker refused a slot is not replaced)."""
+        if self.wanted is None:
+            return
+        wanted = max(1, self.wanted())
+        active = [w for w in self.workers if w.active()]
+        if len(active) > wanted:
+            victim = min(active, key=lambda w: (w.ready, len(w.in_flight)))
+            victim.retiring = True
+            self.outcome.retired += 1
+            if not victim.ready:
+                victim.kill()  # still waiting for a slot: nothing to finish
+        elif wanted > self.last_wanted and self.pending and len(active) < min(wanted, self.settings.workers):
+            self.spawn()
+        self.last_wanted = wanted
+
     def receive(self, worker: _Worker, kind: str, payload) -> None:
         if kind == "result":
             worker.finished(payload.card_id)
@@ -143,6 +177,8 @@ class _Pool:
         if kind == "ready":
             worker.ready = True
             self.outcome.slots_held.append(payload)
+            holding = sum(1 for w in self.workers if w.ready and w.alive() and not w.stopped)
+            self.outcome.workers_peak = max(self.outcome.workers_peak, holding)
         elif kind == "no-slot":
             self.outcome.refused += 1
         else:
@@ -197,17 +233,19 @@ def run_pool(
     known_set_codes: Collection[str],
     on_result: Callable[[TaskResult], None],
     on_tick: Callable[[list[int]], None] = lambda pids: None,
+    wanted: Callable[[], int] | None = None,
 ) -> PoolOutcome:
     """Run `tasks` on up to `settings.workers` slot-holding workers; `on_result` is called in this process.
 
     `on_tick(worker_pids)` runs at least every `POLL_SECONDS` and after every result (the envelope check rate-limits
-    itself); if it raises, every worker is killed and the exception propagates. Tasks not finished (no slot, workers
-    that kept dying) come back unprocessed.
+    itself); if it raises, every worker is killed and the exception propagates. `wanted()`, when given, is asked
+    as often how many workers to run (the load governor); the pool follows it one worker at a time, never below
+    one. Tasks not finished (no slot, workers that kept dying) come back unprocessed.
     """
-    count = min(settings.workers, len(tasks))
+    count = min(settings.workers, len(tasks), max(1, wanted()) if wanted else settings.workers)
     if count < 1:
         return PoolOutcome(unprocessed=list(tasks))
-    pool = _Pool(tasks, settings, sorted(known_set_codes), on_result, on_tick)
+    pool = _Pool(tasks, settings, sorted(known_set_codes), on_result, on_tick, wanted)
     try:
         pool.run(count)
         pool.close()

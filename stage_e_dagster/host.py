@@ -1,0 +1,79 @@
+"""This host: who it is (a stable host id, a process identity), and what it can take (CPUs, OCR slots, the load
+governor's target and the envelope's load ceiling).
+
+Defaults chosen from measurements on a 2-core host (see docs/performance.md): one OCR worker per usable core leaves
+a core for Postgres, Dagster and the OS; the load average such a host shows while streaming sits near its CPU
+count, so the governor aims at the CPU count and the envelope trips only at twice it, when the host is really
+overloaded (CPU hogs beside the pipeline), not under the work it was sized for.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from functools import lru_cache
+from pathlib import Path
+
+import psutil
+
+MACHINE_ID_FILES = (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id"))
+
+
+@lru_cache(maxsize=1)
+def host_id() -> str:
+    """A stable id for this host: the systemd/dbus machine id when there is one, else the hostname."""
+    for path in MACHINE_ID_FILES:
+        try:
+            value = path.read_text().strip()
+        except OSError:
+            continue
+        if value:
+            return value
+    return socket.gethostname()
+
+
+def process_owner(pid: int | None = None) -> str:
+    """`<host id>/<pid>/<start time>`: names one process uniquely across hosts and pid reuse."""
+    pid = os.getpid() if pid is None else pid
+    return f"{host_id()}/{pid}/{psutil.Process(pid).create_time():.2f}"
+
+
+def owner_is_gone(owner: str | None) -> bool:
+    """True when `owner` (from `process_owner`) names a process on this host that no longer runs; False for another
+    host's process, an unreadable owner, or one still running."""
+    try:
+        host, pid_text, started = (owner or "").split("/")
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if host != host_id():
+        return False
+    try:
+        return f"{psutil.Process(pid).create_time():.2f}" != started
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False
+
+
+def cpus() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def usable_cores() -> int:
+    """CPUs minus one left for Postgres, Dagster and the OS; at least 1 (the default OCR slot cap)."""
+    return max(1, cpus() - 1)
+
+
+def default_load_target() -> float:
+    """The load governor's default target: the CPU count."""
+    return float(cpus())
+
+
+def default_load_ceiling() -> float:
+    """The envelope's default host-load ceiling: twice the CPU count."""
+    return 2.0 * cpus()

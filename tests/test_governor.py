@@ -1,0 +1,89 @@
+"""The load governor: pure steps, then the real OCR pool following it with real worker processes and slots."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+from sqlalchemy import text
+
+from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.slot_holders import list_slot_holders
+from stage_e_dagster.domain.governor import Governor
+from stage_e_dagster.stages.stage_c import run_stage_c
+from stage_e_dagster.workers.ocr_pool import PoolSettings
+from tests.stage_c_helpers import card_ids, seed_scans
+
+WORKER_PID = re.compile(r"pid=(\d+)")
+
+
+def test_shrinks_one_at_a_time_above_the_target_never_below_the_floor() -> None:
+    gov = Governor(target=2.0, max_workers=3, cooldown_seconds=10, settle_seconds=30)
+    assert gov.workers == 3
+    assert gov.observe(2.5, now=0).workers == 2
+    assert gov.observe(9.0, now=5) is None  # cooling down: the load average lags the last step
+    assert gov.observe(9.0, now=10).workers == 1
+    assert gov.observe(9.0, now=100) is None and gov.workers == 1  # never below one worker
+    assert gov.observe(None, now=101) is None  # an unreadable load changes nothing
+    assert [s.reason for s in gov.steps] == ["load 2.50 > target 2", "load 9.00 > target 2"]
+
+
+def test_grows_back_one_at_a_time_once_load_stayed_under_the_target() -> None:
+    gov = Governor(target=2.0, max_workers=3, cooldown_seconds=10, settle_seconds=30)
+    gov.observe(5.0, now=0)
+    gov.observe(5.0, now=10)
+    assert gov.workers == 1
+    assert gov.observe(1.0, now=20) is None  # calm for 0 s
+    assert gov.observe(2.0, now=49) is None  # at the target counts as calm; 29 s so far
+    assert gov.observe(1.5, now=50).workers == 2
+    assert gov.observe(1.5, now=60) is None  # calm restarts after each step
+    assert gov.observe(2.1, now=75) is not None and gov.workers == 1  # a spike resets calm and shrinks again
+    assert [step.workers for step in gov.steps] == [2, 1, 2, 1]
+
+
+def test_a_one_slot_host_runs_one_worker_whatever_the_load() -> None:
+    gov = Governor(target=2.0, max_workers=1)
+    assert gov.observe(50.0, now=0) is None and gov.workers == 1
+    with pytest.raises(ValueError):
+        Governor(target=2.0, max_workers=0)
+
+
+@pytest.mark.slow
+def test_the_pool_follows_the_governor_with_real_workers(db_url, tmp_path) -> None:
+    seed_scans(db_url, tmp_path, cards=24)
+    ids = sorted(card_ids(db_url).values())
+
+    def read_load() -> float:
+        """High load until four cards are done, then calm: steps follow progress, not the clock."""
+        with get_engine(db_url).connect() as conn:
+            done = conn.execute(text("SELECT count(*) FROM image_evidence")).scalar_one()
+        return 9.0 if done < 4 else 0.5
+
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            seen.append(len([h for h in list_slot_holders(db_url) if WORKER_PID.search(h.application_name or "")]))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    governor = Governor(target=2.0, max_workers=2, cooldown_seconds=0.2, settle_seconds=0.5)
+    settings = PoolSettings(workers=2, engine="tesserocr", holder="gov",
+                            slots={"database_url": db_url, "max_slots": 2, "wait_seconds": 5})
+    messages: list[str] = []
+    try:
+        counters = run_stage_c(db_url, ids, "gov", settings, force=True, governor=governor, read_load=read_load,
+                               log=messages.append)
+    finally:
+        stop.set()
+        watcher.join()
+    assert counters.extracted == 24 and counters.not_processed == 0
+    assert [step["workers"] for step in counters.governor_steps] == [1, 2]
+    assert any("load governor: 1 OCR worker(s)" in m for m in messages)
+    # The first reading is already high: the batch starts with one worker, and a second joins once it is calm.
+    assert counters.workers == 2 and counters.workers_cap == 2
+    assert max(seen) <= 2

@@ -1,0 +1,81 @@
+"""A `running` ledger row proves it is alive; the reaper reclaims the ones whose batch died, and their cards come
+back. Real Postgres, real processes, a real Dagster instance."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import dagster as dg
+from sqlalchemy import text
+
+from stage_e_dagster.db import ledger
+from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.stream import cards_needing_work
+from stage_e_dagster.host import host_id, owner_is_gone, process_owner
+from stage_e_dagster.sensors import gates
+from tests.stream_helpers import add_runs, seed_cards
+
+
+def _age(url: str, run_id: str, minutes: int) -> None:
+    with get_engine(url).begin() as conn:
+        conn.execute(text("UPDATE dispatch_ledger SET heartbeat_at = now() - make_interval(mins => :m) "
+                          "WHERE run_id = :r"), {"m": minutes, "r": run_id})
+
+
+def test_a_heartbeat_keeps_a_row_alive_and_a_silent_one_is_reclaimed(db_url):
+    ids = seed_cards(db_url, 2)
+    ledger.open_batch(db_url, "run-a", "card-event", "passive", ids)
+    _age(db_url, "run-a", 10)
+    assert ledger.heartbeat(db_url, "run-a")
+    assert ledger.reap(db_url, max_age_seconds=300) == []
+    _age(db_url, "run-a", 10)
+    (row,) = ledger.reap(db_url, max_age_seconds=300)
+    assert (row.run_id, row.status) == ("run-a", "failed") and "no heartbeat since" in row.failure_reason
+    assert not ledger.heartbeat(db_url, "run-a")  # a reclaimed row stays closed
+    assert ledger.reap(db_url, max_age_seconds=300) == []
+    assert [c.id for c in cards_needing_work(db_url, 10)] == ids
+
+
+def test_a_row_whose_process_is_gone_is_reclaimed_at_once(db_url):
+    ids = seed_cards(db_url, 3)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        ledger.open_batch(db_url, "run-child", "bulk", "bulk", ids[:2], owner=process_owner(child.pid))
+        ledger.open_batch(db_url, "run-elsewhere", "bulk", "bulk", ids[2:], owner="another-host/1/1.00")
+        assert not owner_is_gone(process_owner(child.pid))
+        assert ledger.reap(db_url, max_age_seconds=300) == []
+        child.kill()
+        child.wait(timeout=10)
+        assert owner_is_gone(f"{host_id()}/{child.pid}/0.00")
+        (row,) = ledger.reap(db_url, max_age_seconds=300)
+        assert row.run_id == "run-child" and "is gone" in row.failure_reason
+        assert ledger.get(db_url, "run-elsewhere").status == "running"  # another host's process: heartbeat decides
+        assert [c.id for c in cards_needing_work(db_url, 10)] == ids[:2]
+    finally:
+        child.kill()
+
+
+def test_a_row_whose_dagster_run_ended_is_reclaimed_after_a_grace(db_url, instance, monkeypatch):
+    ids = seed_cards(db_url, 2)
+    run = instance.create_run_for_job(dg.GraphDefinition("g").to_job())
+    ledger.open_batch(db_url, run.run_id, "card-event", "passive", ids)
+    instance.report_run_failed(run)
+    assert gates.reclaim_dead_batches(instance, db_url, 300) == []  # the run-failure sensor gets its chance first
+    monkeypatch.setattr(gates, "ENDED_GRACE_SECONDS", -1.0)
+    (row,) = gates.reclaim_dead_batches(instance, db_url, 300)
+    assert row.run_id == run.run_id and "Dagster run ended" in row.failure_reason
+    add_runs(instance, dg.DagsterRunStatus.STARTED, 1, card_ids=tuple(ids))  # still busy elsewhere: not offered
+    assert cards_needing_work(db_url, 10, gates.busy_card_ids(instance, db_url)) == []
+
+
+def test_a_run_left_started_by_a_killed_process_does_not_hold_its_cards(db_url, instance):
+    ids = seed_cards(db_url, 2)
+    add_runs(instance, dg.DagsterRunStatus.STARTED, 1, card_ids=tuple(ids))
+    (run,) = instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
+    assert gates.busy_card_ids(instance, db_url) == set(ids)  # before its ledger row opens: busy
+    ledger.open_batch(db_url, run.run_id, "bulk", "bulk", ids)
+    assert gates.busy_card_ids(instance, db_url) == set(ids)
+    ledger.mark_failed(db_url, run.run_id, "failed", "reclaimed")  # Dagster still says STARTED
+    assert gates.busy_card_ids(instance, db_url) == set()
+    assert [c.id for c in cards_needing_work(db_url, 10, gates.busy_card_ids(instance, db_url))] == ids
