@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import time
+from collections.abc import Collection, Iterator, MutableMapping
+from contextlib import contextmanager
 from datetime import date
 
 from stage_e_dagster.domain import layout
@@ -19,11 +21,12 @@ from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
 from stage_e_dagster.domain.evidence.parse import has_proxy_marker, parse_copyright_year
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 
 EXTRACTOR_VERSIONS: dict[str, str] = {
     "geometry": "geometry-v1",
-    "collector": "collector-v1",
-    "legal": "legal-v1",
+    "collector": "collector-v2",
+    "legal": "legal-v2",
     "hashes": "hashes-v1",
     "quality": "quality-v1",
 }
@@ -43,8 +46,17 @@ def extract_evidence(
     engine: OcrEngine,
     only: Collection[str] | None = None,
     today: date | None = None,
+    catalog: ReadCatalog | None = None,
+    name: str | None = None,
+    escalation: OcrEngine | None = None,
+    timings: MutableMapping[str, float] | None = None,
 ) -> Evidence | EvidenceSkip:
     """Evidence from scan bytes; `only` restricts to the named extractors (the caller merges stored fields).
+
+    With `catalog` and the card's `name` (from its file name), one collector reading the catalogue confirms is
+    enough and the legal line is not read when nothing needs it; without them the reader wants two readings that
+    agree. `escalation` is the OCR engine for the reader's escalation steps (default: `engine`). `timings`, when
+    given, accumulates seconds per extractor ("decode" for loading).
 
     `extractor_versions` holds the versions of the extractors computed here. Never raises on bad bytes: they
     become an `EvidenceSkip`. Raises ValueError for an unknown extractor name in `only`.
@@ -53,12 +65,26 @@ def extract_evidence(
     unknown = selected - set(EXTRACTORS)
     if unknown:
         raise ValueError(f"unknown extractors {sorted(unknown)}; known: {', '.join(EXTRACTORS)}")
-    loaded = load_scan(data)
+    with _timed(timings, "decode"):
+        loaded = load_scan(data)
     if isinstance(loaded, EvidenceSkip):
         return loaded
     return extract_from_loaded(
-        loaded, known_set_codes=known_set_codes, engine=engine, selected=selected, today=today
+        loaded, known_set_codes=known_set_codes, engine=engine, selected=selected, today=today, catalog=catalog,
+        name=name, escalation=escalation, timings=timings,
     )
+
+
+@contextmanager
+def _timed(timings: MutableMapping[str, float] | None, key: str) -> Iterator[None]:
+    if timings is None:
+        yield
+        return
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[key] = timings.get(key, 0.0) + time.perf_counter() - started
 
 
 def extract_from_loaded(
@@ -68,39 +94,55 @@ def extract_from_loaded(
     engine: OcrEngine,
     selected: Collection[str],
     today: date | None = None,
+    catalog: ReadCatalog | None = None,
+    name: str | None = None,
+    escalation: OcrEngine | None = None,
+    timings: MutableMapping[str, float] | None = None,
 ) -> Evidence:
-    """Run the selected extractors over an already decoded scan."""
+    """Run the selected extractors over an already decoded scan (see `extract_evidence`).
+
+    The legal line's one consumer is Stage D's era check, which matters only for a printing chosen without its set
+    code; when the collector reading is confirmed with its set code the legal line is not read (its fields stay
+    empty)."""
     img = loaded.image
     facts = classify_bleed(loaded.width, loaded.height)
     trim = trim_of(img, facts.has_bleed)
     evidence = Evidence()
+    confirmed_with_code = False
     if "geometry" in selected:
-        evidence.width, evidence.height = facts.width, facts.height
-        evidence.aspect_ratio = facts.aspect_ratio
-        evidence.bleed_class = facts.bleed_class
-        evidence.border_color = border_color(img, trim)
+        with _timed(timings, "geometry"):
+            evidence.width, evidence.height = facts.width, facts.height
+            evidence.aspect_ratio = facts.aspect_ratio
+            evidence.bleed_class = facts.bleed_class
+            evidence.border_color = border_color(img, trim)
     if "collector" in selected:
-        reading = read_collector(crop_region(img, trim, layout.COLLECTOR_CROP), known_set_codes, engine)
+        with _timed(timings, "collector"):
+            reading = read_collector(crop_region(img, trim, layout.COLLECTOR_CROP), known_set_codes, engine,
+                                     catalog=catalog, name=name, escalation=escalation)
         evidence.collector_raw = reading.raw
-        evidence.collector_number = reading.parse.number
+        evidence.collector_number = reading.number
         evidence.set_code_raw = reading.set_code_raw
         evidence.set_code = reading.set_code
         evidence.language = reading.parse.language
-    if "legal" in selected:
-        year = (today or date.today()).year
-        raw = read_legal(
-            crop_region(img, trim, layout.LEGAL_CROP),
-            engine,
-            accept=lambda text: parse_copyright_year(text, year) is not None,
-        )
+        confirmed_with_code = reading.confirmed and reading.snapped
+    if "legal" in selected and not confirmed_with_code:
+        with _timed(timings, "legal"):
+            year = (today or date.today()).year
+            raw = read_legal(
+                crop_region(img, trim, layout.LEGAL_CROP),
+                engine,
+                accept=lambda text: parse_copyright_year(text, year) is not None,
+            )
         evidence.legal_raw = raw
         evidence.copyright_year = parse_copyright_year(raw, year)
         evidence.proxy_marker = has_proxy_marker(raw)
     if "hashes" in selected:
-        evidence.art_phash = phash64(crop_region(img, trim, layout.ART_CROP))
-        evidence.symbol_phash = symbol_phash(crop_region(img, trim, layout.SYMBOL_CROP))
+        with _timed(timings, "hashes"):
+            evidence.art_phash = phash64(crop_region(img, trim, layout.ART_CROP))
+            evidence.symbol_phash = symbol_phash(crop_region(img, trim, layout.SYMBOL_CROP))
     if "quality" in selected:
-        evidence.blur_variance, evidence.entropy = quality_of(img)
-        evidence.truncated = False
-    evidence.extractor_versions = {name: EXTRACTOR_VERSIONS[name] for name in EXTRACTORS if name in selected}
+        with _timed(timings, "quality"):
+            evidence.blur_variance, evidence.entropy = quality_of(img)
+            evidence.truncated = False
+    evidence.extractor_versions = {key: EXTRACTOR_VERSIONS[key] for key in EXTRACTORS if key in selected}
     return evidence
