@@ -33,8 +33,9 @@ LARGE_LINE_HEIGHT = 44
 class CollectorReading:
     """The outcome of reading a collector line: raw OCR text, its parse, the number and set code it stands for.
 
-    `confirmed`: the catalogue holds this printing of the card's name. `accepted`: confirmed, or plausible and
-    agreed by another read, or plausible on the only evidence there is.
+    `confirmed`: the catalogue holds this printing of the card's name; `settled`: and the set code or the set's
+    known printed total was read with it. `accepted`: confirmed, or plausible and agreed by another read, or
+    plausible on the only evidence there is.
     """
 
     raw: str
@@ -46,6 +47,7 @@ class CollectorReading:
     attempts: int
     number: str | None = None
     confirmed: bool = False
+    settled: bool = False
 
 
 @dataclass
@@ -123,7 +125,7 @@ def read_text(raw: str, known: Collection[str], attempts: int, catalog: ReadCata
     needs_code = bool(known) and bool(parse.set_tokens)
     accepted = found.confirmed or (_plausible(parse, found.number) and (snapped or not needs_code))
     return CollectorReading(raw, parse, found.set_code_raw, set_code, snapped, accepted, attempts, found.number,
-                            found.confirmed)
+                            found.confirmed, found.settled)
 
 
 def _score(reading: CollectorReading) -> int:

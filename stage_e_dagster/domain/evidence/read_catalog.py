@@ -64,13 +64,15 @@ class ReadCatalog:
 
 @dataclass(frozen=True)
 class Resolution:
-    """The number and set code a parse stands for, and whether the catalogue confirms them."""
+    """The number and set code a parse stands for, whether the catalogue confirms them, and whether it settles
+    the printing beyond doubt: confirmed with the set code read, or with the set's known total read."""
 
     number: str | None
     total: int | None
     set_code: str | None  # snapped, lower case
     set_code_raw: str | None
     confirmed: bool = False
+    settled: bool = False
 
 
 def _total_fits(total: int | None, set_code: str, catalog: ReadCatalog) -> bool:
@@ -112,10 +114,11 @@ def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog 
         norm = normalise_collector_number(number)
         for token, code in snaps:
             if (code, norm) in owned and _total_fits(total, code, catalog):
-                return Resolution(number, total, code, token, confirmed=True)
+                return Resolution(number, total, code, token, confirmed=True, settled=True)
         if not parse.set_tokens:
             matches = [code for code, value in printings if value == norm]
             codeless = catalog.codeless is None or (len(matches) == 1 and matches[0] in catalog.codeless)
             if len(matches) == 1 and codeless and _total_fits(total, matches[0], catalog):
-                return Resolution(number, total, None, None, confirmed=True)
+                settled = total is not None and catalog.totals.get(matches[0]) == total
+                return Resolution(number, total, None, None, confirmed=True, settled=settled)
     return default
