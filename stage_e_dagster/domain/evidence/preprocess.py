@@ -48,7 +48,11 @@ def dark_text(gray: Image.Image) -> Image.Image:
 
 def otsu(gray: Image.Image) -> int:
     """Otsu's threshold of a greyscale image."""
-    hist = np.asarray(gray.histogram()[:256], dtype=np.float64)
+    return otsu_of(np.asarray(gray.histogram()[:256], dtype=np.float64))
+
+
+def otsu_of(hist: np.ndarray) -> int:
+    """Otsu's threshold of a 256-bin histogram."""
     total = hist.sum()
     if total == 0:
         return 128
@@ -140,7 +144,7 @@ def text_image(gray: Image.Image, min_contrast: int = 40) -> TextImage:
         return TextImage(gray, np.zeros(arr.shape, dtype=bool))
     dist = np.abs(arr - background_level(arr.astype(np.uint8))).astype(np.uint8)
     framed = _edge_blobs(dist > min_contrast)
-    level = max(min_contrast, otsu(Image.fromarray(dist, "L")))
+    level = max(min_contrast, otsu_of(np.bincount(dist[~framed].ravel(), minlength=256).astype(np.float64)))
     ink = (dist > level) & ~framed
     strength = float(np.percentile(dist[ink], 75)) if ink.any() else 255.0
     out = 255.0 - dist.astype(np.float32) * (255.0 / max(strength, float(min_contrast)))
