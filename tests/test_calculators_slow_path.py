@@ -102,7 +102,7 @@ def test_run_calculators_no_match_vote_is_written_and_reviewed() -> None:
     evidence = ev(collector_number="77", set_code="znr", symbol_phash=references["znr"])
     outcome = run_calculators(CARD, evidence, CANDIDATES, symbols)
     assert [v.is_no_match for v in outcome.votes] == [True]
-    assert [a.skip_reason for a in outcome.abstentions] == ["no-sub-check-evidence", TO_REVIEW]
+    assert [a.skip_reason for a in outcome.abstentions] == ["eliminated", TO_REVIEW]  # the symbol rules both out
 
 
 def test_evidence_version_key_changes_with_the_bytes_and_the_versions() -> None:
