@@ -86,11 +86,13 @@ def draw_text(draw: ImageDraw.ImageDraw, x: float, baseline: float, text: str, f
 
 
 def _brush(draw: ImageDraw.ImageDraw, x: float, baseline: float, width: float, cap: float, fill: RGB) -> None:
-    """The artist credit's paintbrush: a slanted handle ending in a tip, about a digit tall."""
-    x0, x1 = x + width * 0.15, x + width * 0.8
-    handle = max(1.0, cap * 0.16)
-    draw.line((x1, baseline - cap, x0 + handle, baseline - handle), fill=fill, width=max(1, round(handle)))
-    draw.ellipse((x0 - handle, baseline - 2.6 * handle, x0 + 1.6 * handle, baseline), fill=fill)
+    """The artist credit's paintbrush, about a digit tall: a handle slanting down to the left under a short
+    ferrule bar, ending in a tip (OCR often reads it as a 7 or a slash)."""
+    x0, x1 = x + width * 0.2, x + width * 0.75
+    handle = max(1.0, cap * 0.14)
+    draw.line((x1 - cap * 0.45, baseline - cap, x1, baseline - cap), fill=fill, width=max(1, round(handle)))
+    draw.line((x1, baseline - cap, x0 + handle, baseline - handle * 1.5), fill=fill, width=max(1, round(handle)))
+    draw.ellipse((x0 - handle, baseline - 2.4 * handle, x0 + 1.4 * handle, baseline), fill=fill)
 
 
 def fit_font(text: str, height_px: float, max_width: float, path: str | None = None) -> Font:
