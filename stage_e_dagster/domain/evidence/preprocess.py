@@ -5,7 +5,7 @@ Tesseract reads best with dark text on a light background at a cap height of abo
 colours, dropping what touches the crop's edge (the card frame, the scanner bed); `find_lines` locates the text
 lines from the row profile of the ink, so `text_crop` can cut the crop to them and scale it so the first line has
 `TARGET_LINE_HEIGHT`, whatever the scan's resolution or the font's size. The heavier steps (median, unsharp mask,
-adaptive threshold, deskew) are for the escalation path only.
+deskew) are for the escalation path only.
 """
 
 from __future__ import annotations
@@ -40,12 +40,6 @@ class Line:
         return self.bottom - self.top
 
 
-def dark_text(gray: Image.Image) -> Image.Image:
-    """`gray` with the majority (background) light, so text reads dark on light."""
-    arr = np.asarray(gray)
-    return ImageOps.invert(gray) if arr.size and float(np.median(arr)) < 128 else gray
-
-
 def otsu(gray: Image.Image) -> int:
     """Otsu's threshold of a greyscale image."""
     return otsu_of(np.asarray(gray.histogram()[:256], dtype=np.float64))
@@ -72,13 +66,6 @@ def binarise(gray: Image.Image, offset: int = 0) -> Image.Image:
     """Black and white (mode L) at Otsu's threshold plus `offset`."""
     level = otsu(gray) + offset
     return gray.point(lambda v: 255 if v > level else 0)
-
-
-def adaptive_binarise(gray: Image.Image, window: int, bias: int = 8) -> Image.Image:
-    """Black where a pixel is darker than its neighbourhood mean minus `bias`: survives uneven blur and JPEG."""
-    arr = np.asarray(gray, dtype=np.int16)
-    local = np.asarray(gray.filter(ImageFilter.BoxBlur(max(1, window // 2))), dtype=np.int16)
-    return Image.fromarray(np.where(arr < local - bias, 0, 255).astype(np.uint8), "L")
 
 
 def sharpened(gray: Image.Image) -> Image.Image:
