@@ -169,7 +169,7 @@ def report_accuracy(plans: list[HardScan], run: Run) -> None:
         kind = "degraded" if scan.degradation else "clean"
         groups = [kind, f"{scan.long_side}px", *(f"  {c}" for c in degradation_classes(scan))]
         for group in groups:
-            by[group].update(n=1, number=right_n, set=right_s, both=right_n and right_s)
+            by[group].update(n=1, number=int(right_n), set=int(right_s), both=int(right_n and right_s))
     order = ["clean", "degraded"] + sorted((k for k in by if k.endswith("px")), key=lambda k: int(k[:-2]))
     order += sorted(k for k in by if k.startswith("  "))
     print("    accuracy        collector number          set code                  both")

