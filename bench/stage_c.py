@@ -200,6 +200,10 @@ def report_stage_d(world: World, plans: list[HardScan], run: Run) -> None:
             counts["old unique"] += 1
             counts["old unique join-key"] += any(v.printing_id == truth.id for v in join_key)
     n = counts["cards"]
+    legal = [(s, f) for s, f in zip(plans, run.evidence, strict=True) if f.legal_raw is not None]
+    years = sum(f.copyright_year == int(s.card["released_at"][:4]) for s, f in legal)
+    print(f"    legal line read on {_rate(len(legal), n)} of the cards (the rest settled by the catalogue); "
+          f"copyright year right on {_rate(years, len(legal))} of those")
     print(f"    stage D: join-key coverage {_rate(counts['join-key vote'], n)}; machine coverage "
           f"{_rate(counts['machine vote'], n)}; machine precision {_rate(counts['right votes'], counts['votes'])}; "
           f"no-match votes {counts['no-match votes']} (every printing is in the catalogue); join-key coverage on "

@@ -121,8 +121,7 @@ def test_full_extraction_geometry_legal_and_speed(engine: OcrEngine, catalogs: l
             misses.append(f"{card['set']} {card['collector_number']}: got {got} want {want} legal={found.legal_raw!r}")
     per_card = spent / len(chosen) * 1000
     print(f"\nfull extraction, 1680 px JPEG: {per_card:.1f} ms CPU per card; misses: {misses}")
-    assert len(misses) <= 1, misses
-    assert per_card < 250  # generous: ~60-70 ms on an idle core
+    assert len(misses) <= 1, misses  # speed is bench/stage_c.py's business: no timing is asserted
 
 
 def test_only_hashes_computes_only_hashes(engine: OcrEngine, catalogs: list) -> None:
