@@ -58,23 +58,23 @@ def expected(card: dict) -> tuple[str, str | None]:
     return card["collector_number"], card["set"] if card["frame"] == "2015" else None
 
 
-@pytest.mark.parametrize("index", [169, 5, 293, 174])
+@pytest.mark.parametrize("index", [17, 21, 103, 5])
 def test_slash_read_as_a_digit(engine: TesserocrEngine, index: int) -> None:
     found, texts = read(PLAN[index], engine)
-    assert any(re.search(r"\d{5,}", text) for text in texts), texts  # "71/382" came out as "711382"
+    assert any(re.search(r"\d{5,}", text) for text in texts), texts  # "31/320" came out as "311320"
     assert (found.collector_number, found.set_code) == expected(PLAN[index].card), texts
 
 
-@pytest.mark.parametrize("index", [174, 6])
+@pytest.mark.parametrize("index", [10, 11, 24])
 def test_artist_credit_brush_read_as_a_lone_digit(engine: TesserocrEngine, index: int) -> None:
     scan = PLAN[index]
     assert scan.style.layout == "credit"
     found, texts = read(scan, engine)
-    assert any(re.search(r"EN\W*\s*7\s+[A-Z][a-z]", text) for text in texts), texts  # "YZC • EN 7 Farid"
+    assert any(re.search(r"EN\W*\s*7\s+[A-Z][a-z]", text) for text in texts), texts  # "YZC + EN 7 Wen"
     assert (found.collector_number, found.set_code) == expected(scan.card), texts
 
 
-@pytest.mark.parametrize("index", [84, 102, 120])
+@pytest.mark.parametrize("index", [102, 120, 165])
 def test_empty_or_garbage_first_read_on_a_small_scan_escalates(engine: TesserocrEngine, index: int) -> None:
     scan = PLAN[index]
     assert scan.long_side <= 880 and scan.degradation is not None
@@ -83,7 +83,7 @@ def test_empty_or_garbage_first_read_on_a_small_scan_escalates(engine: Tesserocr
     assert (found.collector_number, found.set_code) == expected(scan.card), texts
 
 
-@pytest.mark.parametrize("index", [1, 4, 54, 112, 165])
+@pytest.mark.parametrize("index", [1, 4, 15, 27, 33])
 def test_old_style_illus_variants_are_never_a_set_code(engine: TesserocrEngine, index: int) -> None:
     scan = PLAN[index]
     assert scan.style.layout == "old-style" and scan.card["frame"] != "2015"

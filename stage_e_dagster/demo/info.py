@@ -75,15 +75,19 @@ def draw_info_lines(draw: ImageDraw.ImageDraw, trim: layout.TrimRect, card: dict
         cap = cfont.size * digit_height(style.font)
     left = cbox[0] + style.offset[0] * trim.width
     base1 = cbox[1] + th * 0.004 + cap + style.offset[1] * th
-    draw_text(draw, left, base1, line1, cfont, ink)
-    if line2 is not None:
-        gap = th * 0.038 if style == InfoStyle() else max(th * 0.038 * style.size, cap * 1.45)
-        draw_text(draw, left, base1 + gap, line2, cfont, ink)
     lines = [(layout.LEGAL_LINE, legal)]
     if credit_on_the_right(card, style):
         lines.insert(0, (layout.ILLUS_LINE, f"Illus. {card.get('artist', 'Unknown')}"))
+    legal_left = float(trim.width + trim.left)
     for box, text in lines:
         px = trim.crop_box(box)
         font = fit_font(text, th * 0.02 * min(1.0, style.size), px[2] - px[0] - th * 0.004, style.font)
         right = px[2] - th * 0.004
+        legal_left = min(legal_left, right - text_width(text, font))
         draw_text(draw, right - text_width(text, font), px[3] - th * 0.009, text, font, ink)
+    draw_text(draw, left, base1, line1, cfont, ink)
+    if line2 is not None:
+        gap = th * 0.038 if style == InfoStyle() else max(th * 0.038 * style.size, cap * 1.45)
+        while len(line2) > 1 and left + text_width(line2, cfont) > legal_left - th * 0.01:
+            line2 = line2[:-1].rstrip()  # a long artist credit stops short of the legal line, as on real cards
+        draw_text(draw, left, base1 + gap, line2, cfont, ink)
