@@ -9,7 +9,8 @@ worker processes), then every measurement runs in this one process, one worker, 
 - project without catalogue: what a worker that passes only set codes gets (two agreeing reads needed);
 - naive baseline: decode, crop the bottom-left corner, one plain Tesseract read of it.
 
-Prints figures and ratios measured in the same run; asserts nothing (timings on a shared host are noisy).
+The readers take turns card by card, so a shared host's changing load weighs on each alike; wall and CPU time
+are both reported. Prints figures and ratios measured in the same run; asserts nothing.
 Usage: python bench/stage_c.py [--cards N] [--sets demo,unseen,hard] [--escalation-tessdata DIR] [--quick]
 """
 
@@ -20,6 +21,7 @@ import os
 import re
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
@@ -96,52 +98,72 @@ def render(plans: list[HardScan], workers: int = 2) -> list[bytes]:
 
 @dataclass
 class Run:
-    """One pass of one reader over one set."""
+    """One reader over one set: wall and CPU seconds per card, OCR calls, seconds per extractor, results."""
 
     label: str
     seconds: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
+    numbers: list[str | None] = field(default_factory=list)
 
     @property
     def ms_per_card(self) -> float:
         return 1000 * sum(self.seconds) / max(1, len(self.seconds))
 
+    @property
+    def cpu_ms_per_card(self) -> float:
+        return 1000 * sum(self.cpu) / max(1, len(self.cpu))
 
-def run_project(label: str, world: World, plans: list[HardScan], data: list[bytes], engine: CountingEngine,
-                escalation: CountingEngine | None, with_catalog: bool) -> Run:
-    run = Run(label)
-    engine.calls = 0
-    if escalation is not None:
-        escalation.calls = 0
-    for scan, blob in zip(plans, data, strict=True):
-        started = time.perf_counter()
+
+Reader = Callable[[HardScan, bytes, Run], None]
+
+
+def project_reader(world: World, engine: CountingEngine, escalation: CountingEngine | None,
+                   with_catalog: bool) -> Reader:
+    """`extract_evidence` as a worker runs it, with the catalogue and the card's name or with set codes only."""
+
+    def read(scan: HardScan, blob: bytes, run: Run) -> None:
         found = extract_evidence(blob, known_set_codes=world.known, engine=engine, escalation=escalation,
                                  catalog=world.read_catalog if with_catalog else None,
                                  name=scan.card["name"] if with_catalog else None, timings=run.timings)
-        run.seconds.append(time.perf_counter() - started)
         assert isinstance(found, Evidence)
         run.evidence.append(found)
-    run.calls = engine.calls + (escalation.calls if escalation is not None else 0)
-    return run
+
+    return read
 
 
-def run_naive(plans: list[HardScan], data: list[bytes], engine: CountingEngine) -> tuple[Run, list[str | None]]:
+def naive_reader(engine: CountingEngine) -> Reader:
     """Decode, crop the bottom-left corner, one plain read; the number is the first "n/total" in the text."""
-    run, numbers = Run("naive baseline"), []
-    engine.calls = 0
-    for blob in data:
-        started = time.perf_counter()
+
+    def read(scan: HardScan, blob: bytes, run: Run) -> None:
         loaded = load_scan(blob)
         assert not isinstance(loaded, EvidenceSkip)
         img = loaded.image
         corner = img.crop((0, round(img.height * 0.86), round(img.width * 0.45), img.height)).convert("L")
         match = _NAIVE_NUMBER.search(engine.read(corner, psm=6))
-        run.seconds.append(time.perf_counter() - started)
-        numbers.append(match.group(1).lstrip("0") if match else None)
-    run.calls = engine.calls
-    return run, numbers
+        run.numbers.append(match.group(1).lstrip("0") if match else None)
+
+    return read
+
+
+def measure(readers: dict[str, Reader], plans: list[HardScan], data: list[bytes],
+            engines: list[CountingEngine]) -> dict[str, Run]:
+    """Every reader on every card, card by card in rotating order, so that a shared host's changing load weighs
+    on each reader alike; OCR calls are counted per reader."""
+    runs = {label: Run(label) for label in readers}
+    labels = list(readers)
+    for index, (scan, blob) in enumerate(zip(plans, data, strict=True)):
+        shift = index % len(labels)
+        for label in labels[shift:] + labels[:shift]:
+            before = sum(engine.calls for engine in engines)
+            wall, cpu = time.perf_counter(), time.process_time()
+            readers[label](scan, blob, runs[label])
+            runs[label].seconds.append(time.perf_counter() - wall)
+            runs[label].cpu.append(time.process_time() - cpu)
+            runs[label].calls += sum(engine.calls for engine in engines) - before
+    return runs
 
 
 def expected(card: dict) -> tuple[str, str | None]:
@@ -213,10 +235,13 @@ def report_stage_d(world: World, plans: list[HardScan], run: Run) -> None:
 def report_speed(run: Run, n: int, baseline: Run | None) -> None:
     per = " ".join(f"{key} {1000 * value / n:.1f}" for key, value in sorted(run.timings.items(),
                                                                           key=lambda kv: -kv[1]))
-    ratio = f"; {baseline.ms_per_card / run.ms_per_card:.2f}x the naive baseline's speed" if baseline else ""
+    ratio = ""
+    if baseline is not None:
+        ratio = (f"; {baseline.ms_per_card / run.ms_per_card:.2f}x the naive baseline's speed "
+                 f"({baseline.cpu_ms_per_card / run.cpu_ms_per_card:.2f}x in CPU time)")
     p95 = 1000 * sorted(run.seconds)[int(0.95 * (len(run.seconds) - 1))]
-    print(f"  {run.label}: {1000 / run.ms_per_card:5.1f} cards/s, {run.ms_per_card:5.1f} ms/card (p95 {p95:.0f}), "
-          f"{run.calls / n:.2f} OCR calls/card{ratio}")
+    print(f"  {run.label}: {1000 / run.ms_per_card:5.1f} cards/s, {run.ms_per_card:5.1f} ms/card (p95 {p95:.0f}, "
+          f"CPU {run.cpu_ms_per_card:.1f}), {run.calls / n:.2f} OCR calls/card{ratio}")
     if per:
         print(f"    ms/card per extractor: {per}")
 
@@ -230,19 +255,20 @@ def bench_set(name: str, world: World, cards: int, engine: CountingEngine, escal
     print(f"\n== {name}: {len(plans)} scans ({degraded} degraded), rendered in {time.perf_counter() - started:.0f}s")
     # Warm up (first-call costs: Tesseract's model load, font caches).
     extract_evidence(data[0], known_set_codes=world.known, engine=engine)
-    baseline, naive_numbers = run_naive(plans, data, engine)
-    right = sum(n == p.card["collector_number"].lstrip("0") for n, p in zip(naive_numbers, plans, strict=True))
+    readers = {"naive baseline": naive_reader(engine),
+               "project": project_reader(world, engine, escalation, with_catalog=True)}
+    if not quick:
+        readers["project without catalogue"] = project_reader(world, engine, escalation, with_catalog=False)
+    engines = [engine] + ([escalation] if escalation is not None else [])
+    runs = measure(readers, plans, data, engines)
+    baseline = runs.pop("naive baseline")
+    right = sum(n == p.card["collector_number"].lstrip("0") for n, p in zip(baseline.numbers, plans, strict=True))
     report_speed(baseline, len(plans), None)
     print(f"    naive collector number right: {_rate(right, len(plans))}")
-    project = run_project("project", world, plans, data, engine, escalation, with_catalog=True)
-    report_speed(project, len(plans), baseline)
-    report_accuracy(plans, project)
-    report_stage_d(world, plans, project)
-    if not quick:
-        plain = run_project("project without catalogue", world, plans, data, engine, escalation, with_catalog=False)
-        report_speed(plain, len(plans), baseline)
-        report_accuracy(plans, plain)
-        report_stage_d(world, plans, plain)
+    for run in runs.values():
+        report_speed(run, len(plans), baseline)
+        report_accuracy(plans, run)
+        report_stage_d(world, plans, run)
 
 
 def _engine(tessdata: str | None) -> CountingEngine:
