@@ -69,7 +69,7 @@ def assert_skip(result: Vote | Abstention, reason: str) -> Abstention:
         (ev("146", "m10", truncated=True), "truncated-image"),
         (ev(None, "m10"), "no-text"),
         (ev("   "), "no-text"),
-        (ev("146", "mlo"), "unknown-set-code"),
+        (ev("146", "qqq"), "unknown-set-code"),
         (ev("999"), "number-not-found"),
     ],
 )
@@ -82,8 +82,19 @@ def test_no_evidence_is_rescannable() -> None:
 
 
 def test_unknown_set_code_detail_names_what_was_read() -> None:
-    skip = assert_skip(decide(ev("146", "mlo")), "unknown-set-code")
-    assert skip.detail["set_code"] == "mlo" and skip.detail["collector_number"] == "146"
+    skip = assert_skip(decide(ev("146", "qqq")), "unknown-set-code")
+    assert skip.detail["set_code"] == "qqq" and skip.detail["collector_number"] == "146"
+    assert skip.detail["candidate_ids"] == [P_M10.id]
+
+
+@pytest.mark.parametrize("garbled", ["mlo", "nl0", "m1", "m1oa"])
+def test_a_garbled_set_code_near_the_only_printing_with_the_number_votes_number_only(garbled: str) -> None:
+    assert_vote(decide(ev("146", garbled)), P_M10.id, 0.75)
+
+
+def test_a_garbled_set_code_far_from_the_printing_or_with_two_printings_abstains() -> None:
+    assert_skip(decide(ev("146", "xyz")), "unknown-set-code")  # three edits from m10
+    assert_skip(decide(ev("162", "2eb")), "unknown-set-code")  # 162 is in 2ed and 3ed
 
 
 @pytest.mark.parametrize(
@@ -103,29 +114,45 @@ def test_votes(evidence: Evidence, printing_id: int, confidence: float) -> None:
     assert_vote(decide(evidence), printing_id, confidence)
 
 
-@pytest.mark.parametrize(
-    ("evidence", "candidates"),
-    [
-        (ev("146", "znr"), CANDIDATES),  # known set, no printing of this card in it
-        (ev("162", "znr"), CANDIDATES),  # number exists, but in other sets than the one read
-        (ev("146", "m10"), []),  # name not in the catalogue at all
-    ],
-)
-def test_no_match_vote(evidence: Evidence, candidates: list[PrintingRef]) -> None:
-    result = decide(evidence, candidates=candidates)
+ZNR_SYMBOL = bits(30, 10)
+WITH_ZNR_SYMBOL = {**EXPANSIONS, "znr": ExpansionRef("znr", date(2020, 9, 25), symbol_phash=ZNR_SYMBOL)}
+
+
+def test_no_match_vote_when_the_symbol_confirms_a_set_the_card_was_never_printed_in() -> None:
+    result = decide(ev("77", "znr", symbol_phash=ZNR_SYMBOL ^ 0b101), candidates=[P_2ED, P_3ED],
+                    expansions=WITH_ZNR_SYMBOL)
     assert isinstance(result, Vote)
     assert result.is_no_match and result.printing_id is None
     assert result.confidence == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize(
+    ("evidence", "expansions", "reason"),
+    [
+        (ev("77", "znr"), WITH_ZNR_SYMBOL, "set-code-unconfirmed"),  # no symbol hash read
+        (ev("77", "znr", symbol_phash=0), WITH_ZNR_SYMBOL, "set-code-unconfirmed"),  # the symbol is 2ed's
+        (ev("77", "znr", symbol_phash=ZNR_SYMBOL), EXPANSIONS, "set-code-unconfirmed"),  # znr has no reference
+        # m10, m11 and sld have no reference symbol: the scan's symbol cannot rule them out
+        (ev("77", "znr", symbol_phash=ZNR_SYMBOL), WITH_ZNR_SYMBOL, "set-code-unconfirmed"),
+        (ev("162", "znr", symbol_phash=ZNR_SYMBOL), WITH_ZNR_SYMBOL, "number-in-other-set"),  # 2ed/3ed have 162
+    ],
+)
+def test_no_match_is_never_voted_on_a_reading_the_cross_checks_doubt(
+    evidence: Evidence, expansions: dict[str, ExpansionRef], reason: str
+) -> None:
+    assert_skip(decide(evidence, expansions=expansions), reason)
+
+
+def test_a_name_without_printings_gets_no_vote() -> None:
+    """The name may be misspelt in the file name: its printing may well be in the catalogue."""
+    for evidence in (ev("146", "m10"), ev("146")):
+        assert_skip(decide(evidence, candidates=[]), "no-candidates")
 
 
 def test_duplicate_set_and_number_is_ambiguous() -> None:
     twin = PrintingRef(7, "s-m10-de", "Lightning Bolt", "m10", "146")
     skip = assert_skip(decide(ev("146", "m10"), candidates=[*CANDIDATES, twin]), "ambiguous")
     assert skip.detail["candidate_ids"] == [P_M10.id, twin.id]
-
-
-def test_number_only_without_candidates() -> None:
-    assert_skip(decide(ev("146"), candidates=[]), "no-candidates")
 
 
 # Evidence symbol = bits(best, 40): distance `best` to 2ed (ref 0), `best + margin` to 3ed (ref bits(margin)).

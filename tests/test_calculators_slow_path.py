@@ -97,9 +97,13 @@ def test_run_calculators_fallback_rescues_an_ambiguous_join_key() -> None:
 
 
 def test_run_calculators_no_match_vote_is_written_and_reviewed() -> None:
-    outcome = run_calculators(CARD, ev(collector_number="146", set_code="znr"), CANDIDATES, EXPANSIONS)
+    # Every set has a reference symbol and the scan's symbol is znr's: the join-key's cross-checks hold.
+    references = {"m10": 0, "m11": (1 << 20) - 1, "znr": ((1 << 20) - 1) << 40}
+    symbols = {code: ExpansionRef(e.code, e.released_at, references[code]) for code, e in EXPANSIONS.items()}
+    evidence = ev(collector_number="77", set_code="znr", symbol_phash=references["znr"])
+    outcome = run_calculators(CARD, evidence, CANDIDATES, symbols)
     assert [v.is_no_match for v in outcome.votes] == [True]
-    assert [a.skip_reason for a in outcome.abstentions] == ["no-sub-check-evidence", TO_REVIEW]
+    assert [a.skip_reason for a in outcome.abstentions] == ["eliminated", TO_REVIEW]  # the symbol rules both out
 
 
 def test_evidence_version_key_changes_with_the_bytes_and_the_versions() -> None:

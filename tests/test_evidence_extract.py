@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from stage_e_dagster.demo.catalog import generate_catalog
+from stage_e_dagster.demo.hard import read_catalog_of
 from stage_e_dagster.demo.render import Degradation, legal_marker, render_scan
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS, extract_evidence, stale_extractors
 from stage_e_dagster.domain.evidence.model import Evidence
@@ -120,8 +121,7 @@ def test_full_extraction_geometry_legal_and_speed(engine: OcrEngine, catalogs: l
             misses.append(f"{card['set']} {card['collector_number']}: got {got} want {want} legal={found.legal_raw!r}")
     per_card = spent / len(chosen) * 1000
     print(f"\nfull extraction, 1680 px JPEG: {per_card:.1f} ms CPU per card; misses: {misses}")
-    assert len(misses) <= 1, misses
-    assert per_card < 250  # generous: ~60-70 ms on an idle core
+    assert len(misses) <= 1, misses  # speed is bench/stage_c.py's business: no timing is asserted
 
 
 def test_only_hashes_computes_only_hashes(engine: OcrEngine, catalogs: list) -> None:
@@ -149,3 +149,43 @@ def test_stale_extractors() -> None:
     assert stale_extractors(dict(EXTRACTOR_VERSIONS)) == set()
     assert stale_extractors({**EXTRACTOR_VERSIONS, "hashes": "hashes-v0"}) == {"hashes"}
     assert stale_extractors({"geometry": EXTRACTOR_VERSIONS["geometry"]}) == set(EXTRACTOR_VERSIONS) - {"geometry"}
+
+
+def test_with_the_catalogue_one_confirmed_read_is_enough_and_the_legal_line_is_skipped(
+    engine: OcrEngine, catalogs: list
+) -> None:
+    cards, _ = catalogs[0]
+    catalog = read_catalog_of(cards)
+    modern = next(c for c in cards if c["frame"] == "2015" and c["border_color"] == "black")
+    data = jpeg(render_scan(modern, long_side=1040))
+    counter = CountingEngine(engine)
+    timings: dict[str, float] = {}
+    found = extract_evidence(data, known_set_codes=catalog.set_codes, engine=counter, catalog=catalog,
+                             name=modern["name"], timings=timings)
+    assert isinstance(found, Evidence)
+    assert (found.collector_number, found.set_code) == expected(modern)
+    assert counter.calls == 1  # settled by the catalogue: no second read, no legal line
+    assert (found.legal_raw, found.copyright_year, found.proxy_marker) == (None, None, None)
+    assert found.extractor_versions == EXTRACTOR_VERSIONS
+    assert set(timings) == {"decode", "geometry", "collector", "hashes", "quality"}
+
+    counter.calls = 0
+    unnamed = extract_evidence(data, known_set_codes=catalog.set_codes, engine=counter, catalog=catalog, name=None,
+                               today=date(2026, 1, 1))
+    assert isinstance(unnamed, Evidence)
+    assert (unnamed.collector_number, unnamed.set_code) == expected(modern)
+    assert counter.calls >= 3  # two agreeing reads, then the legal line
+    assert unnamed.copyright_year == int(modern["released_at"][:4])
+
+
+class CountingEngine:
+    """The real engine, counting its calls."""
+
+    name = "tesserocr"
+
+    def __init__(self, inner: OcrEngine) -> None:
+        self.inner, self.calls = inner, 0
+
+    def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
+        self.calls += 1
+        return self.inner.read(image, psm, whitelist)

@@ -16,14 +16,16 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
+from stage_e_dagster.demo import info as info_lines
 from stage_e_dagster.demo.art import card_art
 from stage_e_dagster.demo.catalog import set_printed_total
+from stage_e_dagster.demo.info import COLLECTOR_TEXT_HEIGHT, InfoStyle
 from stage_e_dagster.demo.symbols import symbol_mask
-from stage_e_dagster.demo.text import DIGIT_HEIGHT, draw_text, fit_font, get_font, text_width, wrap
+from stage_e_dagster.demo.text import DIGIT_HEIGHT, draw_text, fit_font, get_font, wrap
 from stage_e_dagster.domain import layout
 
 RGB = tuple[int, int, int]
-COLLECTOR_TEXT_HEIGHT = 0.026  # collector-line digit height, fraction of the trim height
+__all__ = ["COLLECTOR_TEXT_HEIGHT", "Degradation", "InfoStyle", "collector_lines", "legal_text", "render_scan"]
 _BORDERS: dict[str, RGB] = {
     "black": (17, 17, 19), "white": (241, 239, 233), "silver": (178, 180, 186), "gold": (203, 169, 84),
 }
@@ -111,13 +113,9 @@ def front_name(card: dict[str, Any]) -> str:
     return str(card["name"]).split(" // ")[0]
 
 
-def collector_lines(card: dict[str, Any]) -> tuple[str, str | None]:
+def collector_lines(card: dict[str, Any], style: InfoStyle = InfoStyle()) -> tuple[str, str | None]:
     """The collector line as printed: ("123/280 R", "M20 • EN"); older frames ("1997", "2003"): ("123/280", None)."""
-    number = f"{card['collector_number']}/{set_printed_total(card['set'])}"
-    if card.get("frame") in ("1997", "2003"):
-        return number, None
-    rarity = str(card.get("rarity", "common"))[:1].upper()
-    return f"{number} {rarity}", f"{str(card['set']).upper()} • {str(card.get('lang', 'en')).upper()}"
+    return info_lines.collector_lines(card, set_printed_total(card["set"]), style)
 
 
 def legal_marker(card: dict[str, Any]) -> str | None:
@@ -172,8 +170,10 @@ def render_scan(
     bleed: bool = False,
     seed: int = 0,
     degradation: Degradation | None = None,
+    style: InfoStyle = InfoStyle(),
 ) -> Image.Image:
-    """An RGB scan of `card` (a catalogue card object), `long_side` tall, with or without bleed."""
+    """An RGB scan of `card` (a catalogue card object), `long_side` tall, with or without bleed; `style` sets how
+    the collector, artist and legal lines are drawn (the demo's own look by default)."""
     width, height = scan_size(long_side, bleed)
     trim = layout.trim_rect(width, height, bleed)
     rng = random.Random(_digest("scan", card["id"], seed, long_side, bleed))
@@ -264,20 +264,7 @@ def render_scan(
         info: RGB = (245, 245, 245) if rng.random() < 0.6 else (228, 222, 200)
     else:
         info = (10, 10, 12) if rng.random() < 0.6 else (30, 24, 20)
-    cbox = box(layout.COLLECTOR_LINE)
-    line1, line2 = collector_lines(card)
-    digit = th * COLLECTOR_TEXT_HEIGHT
-    cfont = min((fit_font(t, digit, cbox[2] - cbox[0]) for t in (line1, line2 or line1)), key=lambda f: f.size)
-    base1 = cbox[1] + th * 0.004 + cfont.size * DIGIT_HEIGHT
-    draw_text(draw, cbox[0], base1, line1, cfont, info)
-    if line2 is not None:
-        draw_text(draw, cbox[0], base1 + th * 0.038, line2, cfont, info)
-    for b, text in ((layout.ILLUS_LINE, f"Illus. {card.get('artist', 'Unknown')}"), (layout.LEGAL_LINE,
-                                                                                      legal_text(card))):
-        px = box(b)
-        info_font = fit_font(text, th * 0.02, px[2] - px[0] - th * 0.004)
-        right = px[2] - th * 0.004
-        draw_text(draw, right - text_width(text, info_font), px[3] - th * 0.009, text, info_font, info)
+    info_lines.draw_info_lines(draw, trim, card, set_printed_total(card["set"]), legal_text(card), info, style)
     if degradation is not None:
         img = degradation.apply(img, seed=_digest("noise", card["id"], seed))
     return img

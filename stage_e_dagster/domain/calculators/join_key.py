@@ -18,7 +18,7 @@ from stage_e_dagster.domain.calculators.matching import (
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.model import Evidence
-from stage_e_dagster.domain.evidence.parse import fold
+from stage_e_dagster.domain.evidence.parse import fold, levenshtein
 
 JOIN_KEY_ID = "stage-d-join-key-v1"
 
@@ -89,12 +89,15 @@ def _no_exact_match(
     by_number: Sequence[PrintingRef],
     expansions: Mapping[str, ExpansionRef],
 ) -> Vote | Abstention:
-    """A known set code and a number that name none of this card's printings. A no-match vote only when the
-    card was never printed in that set; anything that looks like a misread is left for review or read through.
+    """A known set code and a number that name none of this card's printings. A no-match vote only when every
+    cross-check agrees the card was never printed in that set; anything that looks like a misread abstains or is
+    read through.
 
     - The card has printings in the read set, just not under this number: a misread number (`number-mismatch`).
     - Exactly one printing has this number in a set whose code reads the same once look-alike characters are
       folded (`Z10` for `z1o`): the set code was misread into another real set; vote for it as number-only.
+    - Another printing of the card carries the number: the set code was likely misread (`number-in-other-set`).
+    - The set symbol does not confirm the read set, or cannot (no hash on either side): `set-code-unconfirmed`.
     """
     in_set = [p for p in candidates if p.set_code == set_code]
     if in_set:
@@ -105,8 +108,26 @@ def _no_exact_match(
     if lookalike:
         return _skip(card, "ambiguous", **read_detail(evidence), route="look-alike-set-code",
                      candidate_ids=candidate_ids(lookalike))
+    if by_number:
+        return _skip(card, "number-in-other-set", **read_detail(evidence), candidate_ids=candidate_ids(by_number))
+    pick = pick_symbol_set(evidence.symbol_phash, [set_code, *(p.set_code for p in candidates)], expansions)
+    if pick.set_code != set_code:
+        return _skip(card, "set-code-unconfirmed", **read_detail(evidence), symbol_reason=pick.reason,
+                     symbol_distances=pick.distances)
     return Vote(card_id=card.id, anonymous_id=JOIN_KEY_ID, printing_id=None, is_no_match=True,
                 confidence=CONFIDENCE_NO_MATCH)
+
+
+def _near_set_code(card: CardRef, evidence: Evidence, set_code: str, by_number: Sequence[PrintingRef],
+                   expansions: Mapping[str, ExpansionRef]) -> Vote | Abstention:
+    """A set code that is no known set: a garbled read. When exactly one printing of the card has the number and
+    its set's code is one look-alike edit from what was read (two for longer codes), the two readings agree: vote
+    number-only."""
+    allowed = 1 if len(set_code) <= 3 else 2
+    near = [p for p in by_number if levenshtein(fold(p.set_code), fold(set_code), limit=2) <= allowed]
+    if len(near) == 1 and len(by_number) == 1:
+        return _confirm(card, evidence, near[0], CONFIDENCE_NUMBER_ONLY, expansions, "near-set-code")
+    return _skip(card, "unknown-set-code", **read_detail(evidence), candidate_ids=candidate_ids(by_number))
 
 
 def decide_join_key(
@@ -117,7 +138,10 @@ def decide_join_key(
 ) -> Vote | Abstention:
     """Vote for the printing the scan's collector line names, a no-match, or abstain with a named reason.
 
-    `candidates` are the printings sharing the card's normalised name; `expansions` holds every known set.
+    `candidates` are the printings sharing the card's normalised name; `expansions` holds every known set. A
+    number read without a set code (older frames print none) votes number-only when exactly one printing of the
+    name has that number, else the set symbol settles it or the calculator abstains. A card whose name matches no
+    printing gets no vote: its name may be misspelt, so its printing may well be in the catalogue.
     """
     if evidence is None:
         return _skip(card, "no-evidence", rescannable=True)
@@ -127,11 +151,12 @@ def decide_join_key(
     if not number:
         return _skip(card, "no-text", set_code_raw=evidence.set_code_raw, collector_raw=evidence.collector_raw)
 
+    if not candidates:
+        return _skip(card, "no-candidates", **read_detail(evidence), name=card.name)
+    by_number = [p for p in candidates if normalise_collector_number(p.collector_number) == number]
     set_code = normalise_set_code(evidence.set_code)
     if set_code is not None and set_code not in expansions:
-        return _skip(card, "unknown-set-code", **read_detail(evidence))
-
-    by_number = [p for p in candidates if normalise_collector_number(p.collector_number) == number]
+        return _near_set_code(card, evidence, set_code, by_number, expansions)
     if set_code is not None:
         exact = [p for p in by_number if p.set_code == set_code]
         if len(exact) == 1:
@@ -141,8 +166,6 @@ def decide_join_key(
         return _skip(card, "ambiguous", **read_detail(evidence), route="set-and-number",
                      candidate_ids=candidate_ids(exact))
 
-    if not candidates:
-        return _skip(card, "no-candidates", **read_detail(evidence), name=card.name)
     if not by_number:
         return _skip(card, "number-not-found", **read_detail(evidence),
                      candidate_ids=candidate_ids(candidates))

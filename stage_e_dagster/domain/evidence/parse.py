@@ -1,5 +1,10 @@
 """Pure text parsing of OCR output: the collector line (number, set code, language) and the legal line.
 
+A collector line is "123/280 R" over "M20 • EN", optionally followed by the artist credit ("M20 • EN ✎ Anna
+Chen"); older frames print the number only, sometimes over "Illus. Anna Chen". The parser takes the number from the
+number line only (never a lone digit next to the artist credit, which is often the paintbrush misread), and takes
+set-code candidates only from before the language marker, never from the words of the artist credit.
+
 Set codes come back from OCR in upper case with look-alike errors (OTJ -> OT], FDN -> FON); `snap_set_code`
 maps a raw token onto the one known catalogue code it can only have meant, and refuses when two are plausible.
 """
@@ -15,24 +20,41 @@ LANGUAGES = frozenset({"EN", "DE", "FR", "IT", "ES", "PT", "JA", "JP", "KO", "RU
 STAR = "★"
 # OCR look-alikes folded to one canonical character before codes are compared.
 _CONFUSIONS = str.maketrans(
-    {"]": "J", "[": "I", "|": "I", "!": "I", "0": "O", "Q": "O", "1": "I", "5": "S", "$": "S",
+    {"]": "J", ")": "J", "[": "I", "|": "I", "!": "I", "0": "O", "Q": "O", "1": "I", "5": "S", "$": "S",
      "8": "B", "2": "Z", "6": "G", "€": "E"}
 )
-_STAR_CHARS = "★☆*✶✱⭑"
+_STAR_CHARS = "★☆*✶✱⭑%"  # "%" is how OCR reads a small star
+_SLASHES = "/⁄∕|Il"
 _NUMBER_WITH_TOTAL = re.compile(
-    rf"(?P<star>[{_STAR_CHARS}])?\s*(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?\s*[/⁄∕|Il]\s*(?P<total>\d{{1,4}})"
+    rf"(?P<star>[{_STAR_CHARS}])?\s*(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?\s*[{_SLASHES}]\s*(?P<total>\d{{1,4}})"
+    r"(?!\d)"
 )
 _NUMBER_ALONE = re.compile(rf"(?<![\w/])(?P<star>[{_STAR_CHARS}])?\s*(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?(?![\w/])")
-_TOKEN = re.compile(r"[A-Za-z0-9\]\[|$€]{2,8}")
+# A run of digits too long to be a number: "1297280" is "129/280" with the slash read as a digit.
+_DIGIT_RUN = re.compile(rf"(?<![\w/])(?P<star>[{_STAR_CHARS}])?(?P<run>\d{{5,9}})(?P<suffix>[A-Z])?(?![\w/])")
+_DIGITS_BEFORE = re.compile(r"(\d{1,3}) $")
+_TOKEN = re.compile(r"[A-Za-z0-9\]\[)|$€?/]{2,8}")
 _SEPARATORS = re.compile(r"[•·∙●◦°«»,;:_~\-–—+=*#%&^\"'`]")
+# Lower-case letters whose upper case looks different: a token holding one is a word, not an upper-case code.
+_WORD_LETTERS = frozenset("abdefghjmnqrty")
 _YEAR_ANCHORED = re.compile(r"(?:©|\(c\)|\(C\)|copyright|@|\bC\)|\bO\s)\s*((?:19|20)\d\d)", re.IGNORECASE)
 _YEAR_ANY = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _PROXY_MARKERS = re.compile(r"not\s*for\s*sale|pro[xk]y|play\s*test", re.IGNORECASE)
+_STARS_NORMAL = str.maketrans(dict.fromkeys("★☆✶✱⭑\u2217", "*"))
+_LEADING_ZEROS = re.compile(r"^0+(?=\d)")
+_SPACES = re.compile(r"\s+")
+
+NumberOption = tuple[str, int | None]  # (collector number, printed total)
 
 
 @dataclass(frozen=True)
 class CollectorParse:
-    """What a collector-line OCR text says: number, candidate set tokens (best first), language."""
+    """What a collector-line OCR text says: number, candidate set tokens (best first), language.
+
+    `number_options` lists every (number, total) the text can mean, the parse's own choice first: a digit run
+    such as "1297280" may be "129/280" or "12/280" depending on which set totals exist, and only the catalogue can
+    tell. `number` and `total` are the first option.
+    """
 
     number: str | None = None
     total: int | None = None
@@ -41,11 +63,27 @@ class CollectorParse:
     language: str | None = None
     has_second_line: bool = False
     lines: tuple[str, ...] = field(default_factory=tuple)
+    number_options: tuple[NumberOption, ...] = ()
 
     @property
     def set_token(self) -> str | None:
         """The most likely raw set-code token."""
         return self.set_tokens[0] if self.set_tokens else None
+
+
+def normalise_collector_number(raw: str | None) -> str:
+    """Comparable form of a collector number: no leading zeros, lower-case suffix, a star as a trailing `*`.
+
+    A printed total (`123/280`) is dropped, so `0123/280` and `123` compare equal; `12A` equals `12a`; `7★`,
+    `★7` and `07*` all become `7*` (the parser writes the star first, Scryfall usually last). Returns "" for
+    a missing or blank number.
+    """
+    if raw is None:
+        return ""
+    text = _SPACES.sub("", raw.translate(_STARS_NORMAL)).lower().split("/", 1)[0]
+    body = text.replace("*", "")
+    starred = "*" if len(body) < len(text) else ""
+    return _LEADING_ZEROS.sub("", body) + starred
 
 
 def fold(code: str) -> str:
@@ -102,17 +140,44 @@ def _has_letter(token: str) -> bool:
     return any(ch.isalpha() for ch in token.replace("]", "J"))
 
 
+def is_credit_word(token: str) -> bool:
+    """Whether a token is a word of the artist credit rather than an upper-case set code: "Illus" however OCR
+    mangles it (lllus, Iilus, llus, Hus, hilus), or any word in lower case (Jonas, Wen)."""
+    if any(ch in _WORD_LETTERS for ch in token):
+        return True
+    return token.endswith(("us", "ws", "vs")) or levenshtein(fold(token), "IIIUS", limit=1) <= 1
+
+
+def _language_of(token: str, first: bool) -> str | None:
+    """The language a token marks: "EN", or (after the set code) "EN" glued to a misread paintbrush ("ENZ",
+    "EN/", "EN7", "ENS")."""
+    upper = token.upper()
+    if upper in LANGUAGES:
+        return upper
+    if not first and len(upper) == 3 and upper[:2] in LANGUAGES and (not upper[2].isalpha() or upper[2] in "SZJ"):
+        return upper[:2]
+    return None
+
+
+def _abbreviations(line: str) -> set[str]:
+    """Tokens followed by a full stop and a capitalised word: "Illus. Anna" (never "M20 • EN")."""
+    return set(re.findall(r"(\S+?)\.\s*[A-Z][a-z]", line))
+
+
+_ACCENTED = re.compile("[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff]")
+
+
 def _clean_lines(text: str) -> list[str]:
-    return [line.strip() for line in text.replace("\r", "\n").split("\n") if line.strip()]
+    """Non-empty lines, accented letters as "?": nothing on a collector line has one, so it is a glyph OCR could
+    not read ("FD6" read as "FDé"), which snapping then counts as one wrong character."""
+    text = _ACCENTED.sub("?", text.replace("\r", "\n"))
+    return [line.strip() for line in text.split("\n") if line.strip()]
 
 
-def _number_from(line: str, with_total: bool) -> tuple[str | None, int | None, str | None]:
-    """(collector number, printed total, rarity letter) on one line: "n/total" forms, or a lone number."""
-    match = (_NUMBER_WITH_TOTAL if with_total else _NUMBER_ALONE).search(line)
-    if not match:
-        return None, None, None
+def _number_of(match: re.Match[str], with_total: bool) -> tuple[str, int | None, str | None, str]:
+    """(number, total, rarity, text after the match) of a number match."""
     total = int(match.group("total")) if with_total else None
-    rest = line[match.end() :]
+    rest = match.string[match.end() :]
     suffix = match.group("suffix") or ""
     rarity: str | None = None
     if suffix and (suffix.isupper() and suffix in RARITY_LETTERS and not total):
@@ -120,29 +185,102 @@ def _number_from(line: str, with_total: bool) -> tuple[str | None, int | None, s
     number = match.group("num").lstrip("0") or "0"
     number = (STAR if match.group("star") else "") + number + suffix.lower()
     if rarity is None:
-        letters = re.findall(r"\b([A-Z])\b", rest)
+        letters = re.findall(r"\b([A-Z])\b", rest) or re.findall(r"^([A-Z])\b", rest.strip())
         rarity = letters[0] if letters and letters[0] in RARITY_LETTERS else None
-    return number, total, rarity
+    return number, total, rarity, rest
+
+
+def _with_alternatives(number: str, total: int | None, line: str, start: int) -> list[NumberOption]:
+    """The number and what it may also be: with a digit group OCR split off by a space ("35 1/363" is 351/363,
+    preferred when it fits the total), without a star OCR invented, with a star OCR dropped."""
+    options: list[NumberOption] = [(number, total)]
+    before = _DIGITS_BEFORE.search(line[:start])
+    plain = number.lstrip(STAR)
+    if before and plain[:1].isdigit():
+        joined = before.group(1) + plain
+        fits = total is not None and joined.isdigit() and int(joined) <= total
+        options.insert(0 if fits else 1, (joined, total))
+    options.append((plain, total) if number.startswith(STAR) else (STAR + number, total))
+    return options
+
+
+def split_digit_run(run: str) -> list[NumberOption]:
+    """Every (number, total) a run of 5-9 digits may be, most plausible first: a number of 1-4 digits, one digit
+    that was the slash, and a total of 2-4 digits (or number and total with the slash lost). Plausible means the
+    slash read as 7 or 1 (how OCR misreads it), a three-digit total, and a number no larger than its total."""
+    options: list[tuple[int, NumberOption]] = []
+    for size in range(min(4, len(run) - 3), 0, -1):
+        number, rest = run[:size], run[size:]
+        for kept, total in ((True, rest[1:]), (False, rest)):
+            if 2 <= len(total) <= 4 and not total.startswith("0") and not number.startswith("0"):
+                score = 2 * (kept and rest[0] in "71") + (len(total) == 3) + 2 * (int(number) <= int(total))
+                options.append((score, (number, int(total))))
+    options.sort(key=lambda item: -item[0])  # stable: longer numbers first among equals
+    return [option for _, option in options]
+
+
+def _credit_near(line: str, start: int, end: int) -> bool:
+    """Whether a number at line[start:end] stands in the set-code or credit part of a line: after a language
+    marker or a credit word, or right before one (the paintbrush read as a digit before the artist's name, or the
+    set code misread as digits before "EN")."""
+    before = [t for t in _TOKEN.findall(_SEPARATORS.sub(" ", line[:start])) if _has_letter(t)]
+    if any(is_credit_word(t) or _language_of(t, first=False) for t in before):
+        return True
+    after = [t for t in _TOKEN.findall(_SEPARATORS.sub(" ", line[end:])) if _has_letter(t)]
+    return bool(after) and (is_credit_word(after[0]) or _language_of(after[0], first=True) is not None)
+
+
+def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None, str]:
+    """(index, number options, rarity, rest of the line) of the collector number's line, or (-1, [], None, "").
+
+    An "n/total" form on any line wins. Otherwise the number comes from the first line holding a digit, and not
+    from its set-code or credit part."""
+    for i, line in enumerate(lines):
+        match = _NUMBER_WITH_TOTAL.search(line)
+        if match:
+            number, total, rarity, rest = _number_of(match, with_total=True)
+            return i, _with_alternatives(number, total, line, match.start("num")), rarity, rest
+    line_index = next((i for i, line in enumerate(lines) if any(ch.isdigit() for ch in line)), -1)
+    if line_index < 0:
+        return -1, [], None, ""
+    line = lines[line_index]
+    run = _DIGIT_RUN.search(line)
+    if run and not _credit_near(line, run.start(), run.end()):
+        star = STAR if run.group("star") else ""
+        options = [(star + number, total) for number, total in split_digit_run(run.group("run"))]
+        suffix = run.group("suffix")
+        return line_index, options, suffix if suffix in RARITY_LETTERS else None, line[run.end() :]
+    match = _NUMBER_ALONE.search(line)
+    if match and not _credit_near(line, match.start(), match.end()):
+        number, _, rarity, rest = _number_of(match, with_total=False)
+        return line_index, _with_alternatives(number, None, line, match.start("num")), rarity, rest
+    return -1, [], None, ""
 
 
 def _set_tokens(line: str) -> tuple[list[str], str | None]:
-    """Candidate set-code tokens on a line (best first) and the language marker if present."""
-    spaced = _SEPARATORS.sub(" ", line)
-    tokens = _TOKEN.findall(spaced)
+    """Candidate set-code tokens on a line (best first) and its language marker; nothing after the marker (the
+    artist credit follows it) and no word of the credit is a candidate."""
+    # A slash inside a token is a misread glyph ("B/78"); at its edge it is the paintbrush ("ENS/").
+    tokens = [t.strip("/") for t in _TOKEN.findall(_SEPARATORS.sub(" ", line)) if len(t.strip("/")) >= 2]
+    abbreviations = _abbreviations(line)
     language: str | None = None
     candidates: list[str] = []
-    for token in tokens:
+    for position, token in enumerate(tokens):
+        marker = _language_of(token, first=position == 0)
+        if marker is not None:
+            language = marker
+            break
         upper = token.upper()
-        if upper in LANGUAGES:
-            language = language or upper
-            continue
-        glued = next((lang for lang in ("EN",) if upper.endswith(lang) and 3 <= len(upper) - len(lang) <= 5), None)
-        options = [token[: -len(glued)], token] if glued else [token]
-        if glued and language is None:
-            language = glued
-        for option in options:
+        glued = upper.endswith("EN") and 3 <= len(upper) - 2 <= 5
+        stem = token[:-2] if glued else token
+        if is_credit_word(stem) or token in abbreviations:
+            break  # the artist credit: nothing from here on is a set code
+        for option in [stem, token] if glued else [token]:
             if 3 <= len(option) <= 5 and _has_letter(fold(option)):
                 candidates.append(option)
+        if glued:
+            language = "EN"
+            break
     # Tokens read as digits only (S02 -> 502) may still snap, but only after every lettered one.
     candidates.sort(key=lambda token: not _has_letter(token))
     return candidates, language
@@ -151,18 +289,7 @@ def _set_tokens(line: str) -> tuple[list[str], str | None]:
 def parse_collector(text: str) -> CollectorParse:
     """Parse collector-line OCR text such as "123/280 R\\nM20 • EN" (the number is never the total)."""
     lines = _clean_lines(text)
-    number: str | None = None
-    total: int | None = None
-    rarity: str | None = None
-    index = -1
-    for with_total in (True, False):
-        for i, line in enumerate(lines):
-            number, total, rarity = _number_from(line, with_total)
-            if number is not None:
-                index = i
-                break
-        if index >= 0:
-            break
+    index, options, rarity, rest = _number_line(lines)
     following = lines[index + 1 :] if index >= 0 else lines
     tokens: list[str] = []
     language: str | None = None
@@ -172,8 +299,9 @@ def parse_collector(text: str) -> CollectorParse:
         language = language or lang
     if index >= 0 and not tokens:
         # OCR sometimes merges the two lines; look after the number on its own line.
-        found, lang = _set_tokens(_NUMBER_WITH_TOTAL.sub(" ", lines[index]))
+        found, lang = _set_tokens(rest)
         tokens, language = found, language or lang
+    number, total = options[0] if options else (None, None)
     return CollectorParse(
         number=number,
         total=total,
@@ -182,6 +310,7 @@ def parse_collector(text: str) -> CollectorParse:
         language=language,
         has_second_line=bool(following),
         lines=tuple(lines),
+        number_options=tuple(dict.fromkeys(options)),
     )
 
 
