@@ -233,6 +233,8 @@ class CardScanLog(Base):
               postgresql_where=text("anonymous_id = 'stage-c-extract-v1'")),
         Index("ix_scan_log_stage_c_key", "evidence_key",
               postgresql_where=text("anonymous_id = 'stage-c-extract-v1'")),
+        Index("ix_scan_log_lack_of_printing", "card_id",
+              postgresql_where=text("skip_reason IN ('no-candidates', 'number-not-found', 'unknown-set-code')")),
         Index(
             "uq_scan_log_review_once",
             "card_id",

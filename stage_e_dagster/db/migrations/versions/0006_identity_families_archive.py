@@ -7,7 +7,8 @@
 - `card_printing_tag_archive`: every vote that was replaced or withdrawn, with why and by which run. Append-only:
   a trigger refuses UPDATE, DELETE and TRUNCATE.
 - Indexes on `card.content_sha256`, `image_evidence.content_sha256` and Stage C skips' `evidence_key` (the
-  identity-group lookups: copies of a card, a copy's evidence or skip).
+  identity-group lookups: copies of a card, a copy's evidence or skip), and on abstentions for lack of a printing
+  (the cards a catalogue change re-opens).
 
 Data already stored: existing votes and evidence stay as they are (an evidence row without provenance is an
 extraction of its own file). The one repair: a card holding machine votes of two versions of one calculator family
@@ -37,6 +38,8 @@ _SCHEMA = [
     "CREATE INDEX IF NOT EXISTS ix_image_evidence_content_sha256 ON image_evidence (content_sha256)",
     "CREATE INDEX IF NOT EXISTS ix_scan_log_stage_c_key ON card_scan_log (evidence_key) "
     "WHERE anonymous_id = 'stage-c-extract-v1'",
+    "CREATE INDEX IF NOT EXISTS ix_scan_log_lack_of_printing ON card_scan_log (card_id) "
+    "WHERE skip_reason IN ('no-candidates', 'number-not-found', 'unknown-set-code')",
     f"""
     CREATE TABLE IF NOT EXISTS card_printing_tag_archive (
         id BIGSERIAL PRIMARY KEY,
@@ -121,6 +124,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.execute("DROP TABLE IF EXISTS card_printing_tag_archive")
     op.execute("DROP FUNCTION IF EXISTS card_printing_tag_archive_append_only()")
+    op.execute("DROP INDEX IF EXISTS ix_scan_log_lack_of_printing")
     op.execute("DROP INDEX IF EXISTS ix_scan_log_stage_c_key")
     op.execute("DROP INDEX IF EXISTS ix_image_evidence_content_sha256")
     op.execute("DROP INDEX IF EXISTS ix_card_content_sha256")
