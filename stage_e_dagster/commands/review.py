@@ -46,6 +46,39 @@ def review_list(limit: int) -> None:
                    f"human votes: {item.human_votes}")
 
 
+@review.command("show")
+@click.argument("card_id", type=int)
+def review_show(card_id: int) -> None:
+    """Show CARD_ID's consensus, its copies (same bytes), its current votes and its archived vote history."""
+    from stage_e_dagster.db.engine import get_engine
+    from stage_e_dagster.db.vote_archive import card_history
+
+    with get_engine(app_url()).connect() as conn:
+        history = card_history(conn, card_id)
+    if history is None:
+        raise click.ClickException(f"no card has id {card_id}")
+    click.echo(f"card {history.card_id}  {history.identifier}")
+    click.echo(f"  name: {history.name}   consensus: {history.printing_status}"
+               + (f" ({history.resolved})" if history.resolved else ""))
+    others = [str(c) for c in history.copies if c != history.card_id]
+    click.echo(f"  copies (same bytes): {', '.join(others) or 'none'}")
+    click.echo(f"current votes ({len(history.current)}):")
+    for line in history.current:
+        click.echo(f"  {_vote_line(line)}")
+    click.echo(f"archived votes ({len(history.archived)}), oldest first:")
+    for line in history.archived:
+        extra = f" ({line.detail['superseded_by']})" if line.detail.get("superseded_by") else ""
+        click.echo(f"  {line.archived_at:%Y-%m-%d %H:%M:%S} {line.reason}{extra}: {_vote_line(line)}, "
+                   f"archived by run {line.archived_by_run or '-'}")
+
+
+def _vote_line(line) -> str:
+    copy = f", applied from card {line.applied_from_card_id}" if line.applied_from_card_id else ""
+    confidence = "" if line.confidence is None else f" conf {line.confidence:g}"
+    return (f"{line.anonymous_id} ({line.source}): {line.printing}{confidence}; voted {line.voted_at:%Y-%m-%d %H:%M:%S}"
+            f"{copy}, run {line.run_id or '-'}")
+
+
 @click.command("vote")
 @click.argument("card_id", type=int)
 @click.option("--printing", "scryfall_id", metavar="SCRYFALL_ID", help="The printing the scan shows.")
