@@ -31,6 +31,8 @@ def review_list(limit: int) -> None:
     click.echo(f"{total} card{'s' if total != 1 else ''} awaiting review (showing {len(items)})")
     for item in items:
         click.echo(f"\ncard {item.card_id}  {item.identifier}")
+        if item.copies > 1:
+            click.echo(f"  copies: {item.copies} cards with these exact bytes; a vote on this card applies to each")
         click.echo(f"  name: {item.name}   hint: {_show(item.expansion_hint)}")
         if item.evidence is None:
             click.echo("  read: no evidence")

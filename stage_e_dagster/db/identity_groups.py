@@ -20,7 +20,7 @@ from sqlalchemy import Connection, text
 from stage_e_dagster.db.advisory_locks import Key, lock_connection_params, open_lock_connection, try_lock, unlock
 from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.predicates import predicate_params
+from stage_e_dagster.db.predicates import NEEDS_STAGE_C, predicate_params
 from stage_e_dagster.domain.stage_c import EXTRACTOR_FIELDS
 from stage_e_dagster.domain.work import FILE_SKIPS, STAGE_C_ID
 
@@ -105,6 +105,20 @@ def carry_skips(url: str, card_ids: Collection[int], run_id: str | None) -> set[
               "file_skips": text_array(FILE_SKIPS)}
     with get_engine(url).begin() as conn:
         return set(conn.execute(_CARRY_SKIPS, params).scalars())
+
+
+_SETTLED = text(
+    f"SELECT c.id FROM card AS c WHERE c.id = ANY(CAST(:cards AS bigint[])) AND NOT {NEEDS_STAGE_C} ORDER BY c.id"
+)
+
+
+def settled(url: str, card_ids: Collection[int]) -> set[int]:
+    """The cards that no longer need Stage C (current evidence or a skip for their bytes, e.g. written meanwhile by
+    a concurrent batch)."""
+    if not card_ids:
+        return set()
+    with get_engine(url).connect() as conn:
+        return set(conn.execute(_SETTLED, predicate_params(cards=int_array(sorted(card_ids)))).scalars())
 
 
 def content_key(content_sha256: str) -> Key:

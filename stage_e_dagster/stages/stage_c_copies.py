@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 
 from stage_e_dagster.db import evidence_store
-from stage_e_dagster.db.identity_groups import ContentLocks, carry_evidence, carry_skips
+from stage_e_dagster.db.identity_groups import ContentLocks, carry_evidence, carry_skips, settled
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
 from stage_e_dagster.domain.identity import copy_groups
@@ -34,11 +34,14 @@ later (the card stays owed to Stage C; the sweep takes it)."""
 
 
 def _carry(url: str, card_ids: Collection[int], run_id: str | None, counters: StageCCounters) -> set[int]:
-    """Serve the cards from a copy's evidence, else a copy's pixel skip; returns the cards served."""
+    """Serve the cards from a copy's evidence, else a copy's pixel skip; returns the cards served, and those a
+    concurrent batch served meanwhile (counted current)."""
     served = carry_evidence(url, card_ids, run_id, EXTRACTOR_VERSIONS)
     served |= carry_skips(url, set(card_ids) - served, run_id)
     counters.copies_carried += len(served)
-    return served
+    done = settled(url, set(card_ids) - served)
+    counters.current += len(done)
+    return served | done
 
 
 class _Batch:
@@ -112,7 +115,7 @@ def extract_once_per_content(
             if not batch.pending:
                 break
             held = batch.lock_round()
-            leaders = [batch.by_card[batch.groups[sha][0]] for sha in sorted(held)]
+            leaders = sorted((batch.by_card[batch.groups[sha][0]] for sha in held), key=lambda t: t.card_id)
             if leaders:
                 outcome = run_pool(leaders, settings, known_set_codes, on_result=batch.store, on_tick=on_tick)
                 errors.extend(outcome.errors)
