@@ -102,8 +102,10 @@ def vote(card_id: int, scryfall_id: str | None, no_match: bool, user: str, admin
     except VoteError as err:
         raise click.ClickException(str(err)) from err
     said = f"printing {scryfall_id}" if result.printing_id is not None else "no match"
-    how = "unchanged (already voted)" if result.write.already_voted else "recorded"
+    how = "recorded" if result.recorded else "unchanged (already voted)"
     click.echo(f"card {card_id}: {user} ({'admin' if admin else 'user'}) says {said}: {how}")
+    if result.copies:
+        click.echo(f"applied to its copies (same bytes): {', '.join(map(str, result.copies))}")
     outcome = result.printing_status
     if result.resolved_printing_id is not None:
         outcome += f" (printing id {result.resolved_printing_id})"
