@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import func, select
 
 from stage_e_dagster.db.engine import get_engine, session_scope
-from stage_e_dagster.db.models import CardPrintingTag, CardScanLog
+from stage_e_dagster.db.models import CardPrintingTag, CardPrintingTagArchive, CardScanLog
 from stage_e_dagster.db.stage_d_inputs import load_stage_d_inputs
 from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID
 from stage_e_dagster.domain.stage_d import plan_batch
@@ -127,3 +127,7 @@ def test_eight_processes_proposing_different_votes_for_the_same_groups(db_url):
     assert sum(r["inserted"] for r in reports) == len(cards)
     assert sum(r["inserted"] + r["replaced"] + r["already_voted"] for r in reports) == len(cards) * PROCESSES * ROUNDS
     assert sum(r["votes_cast"] for r in reports) - sum(r["votes_removed"] for r in reports) == len(cards)
+    with session_scope(db_url) as s:  # every replaced vote was archived exactly once, whichever process replaced it
+        reason = CardPrintingTagArchive.reason
+        archived = s.execute(select(reason, func.count()).group_by(reason))
+        assert dict(archived.all()) == {"replaced": sum(r["votes_removed"] for r in reports)}

@@ -46,6 +46,7 @@ def catalog_import(file: Path, symbols: Path | None) -> None:
         f"{summary.printings} printings in {len(summary.set_codes)} sets imported, {len(summary.malformed)} malformed"
         + (f"; {summary.symbols_stored} set symbols stored" if symbols else "")
     )
+    click.echo(f"{summary.changed} printings added or changed; {len(summary.reopened)} cards re-opened for Stage D")
     for code in summary.symbols_unknown_set:
         click.echo(f"symbol {code}.png names no imported set", err=True)
     for name in summary.symbols_unreadable:

@@ -31,6 +31,8 @@ def review_list(limit: int) -> None:
     click.echo(f"{total} card{'s' if total != 1 else ''} awaiting review (showing {len(items)})")
     for item in items:
         click.echo(f"\ncard {item.card_id}  {item.identifier}")
+        if item.copies > 1:
+            click.echo(f"  copies: {item.copies} cards with these exact bytes; a vote on this card applies to each")
         click.echo(f"  name: {item.name}   hint: {_show(item.expansion_hint)}")
         if item.evidence is None:
             click.echo("  read: no evidence")
@@ -44,6 +46,39 @@ def review_list(limit: int) -> None:
         click.echo(f"  why: {', '.join(item.why) or '-'}")
         click.echo(f"  evidence version: {item.evidence_key or '-'}; routed {item.routed_at:%Y-%m-%d %H:%M:%S}; "
                    f"human votes: {item.human_votes}")
+
+
+@review.command("show")
+@click.argument("card_id", type=int)
+def review_show(card_id: int) -> None:
+    """Show CARD_ID's consensus, its copies (same bytes), its current votes and its archived vote history."""
+    from stage_e_dagster.db.engine import get_engine
+    from stage_e_dagster.db.vote_archive import card_history
+
+    with get_engine(app_url()).connect() as conn:
+        history = card_history(conn, card_id)
+    if history is None:
+        raise click.ClickException(f"no card has id {card_id}")
+    click.echo(f"card {history.card_id}  {history.identifier}")
+    click.echo(f"  name: {history.name}   consensus: {history.printing_status}"
+               + (f" ({history.resolved})" if history.resolved else ""))
+    others = [str(c) for c in history.copies if c != history.card_id]
+    click.echo(f"  copies (same bytes): {', '.join(others) or 'none'}")
+    click.echo(f"current votes ({len(history.current)}):")
+    for line in history.current:
+        click.echo(f"  {_vote_line(line)}")
+    click.echo(f"archived votes ({len(history.archived)}), oldest first:")
+    for line in history.archived:
+        extra = f" ({line.detail['superseded_by']})" if line.detail.get("superseded_by") else ""
+        click.echo(f"  {line.archived_at:%Y-%m-%d %H:%M:%S} {line.reason}{extra}: {_vote_line(line)}, "
+                   f"archived by run {line.archived_by_run or '-'}")
+
+
+def _vote_line(line) -> str:
+    copy = f", applied from card {line.applied_from_card_id}" if line.applied_from_card_id else ""
+    confidence = "" if line.confidence is None else f" conf {line.confidence:g}"
+    return (f"{line.anonymous_id} ({line.source}): {line.printing}{confidence}; voted {line.voted_at:%Y-%m-%d %H:%M:%S}"
+            f"{copy}, run {line.run_id or '-'}")
 
 
 @click.command("vote")
@@ -67,8 +102,10 @@ def vote(card_id: int, scryfall_id: str | None, no_match: bool, user: str, admin
     except VoteError as err:
         raise click.ClickException(str(err)) from err
     said = f"printing {scryfall_id}" if result.printing_id is not None else "no match"
-    how = "unchanged (already voted)" if result.write.already_voted else "recorded"
+    how = "recorded" if result.recorded else "unchanged (already voted)"
     click.echo(f"card {card_id}: {user} ({'admin' if admin else 'user'}) says {said}: {how}")
+    if result.copies:
+        click.echo(f"applied to its copies (same bytes): {', '.join(map(str, result.copies))}")
     outcome = result.printing_status
     if result.resolved_printing_id is not None:
         outcome += f" (printing id {result.resolved_printing_id})"

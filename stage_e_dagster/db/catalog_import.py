@@ -3,6 +3,10 @@
 The file is parsed incrementally (ijson), so memory stays bounded however large the file is. A malformed record is
 reported with its index and skipped; a file that stops being valid JSON ends the import with an error that says
 how far it got (everything before that point is committed).
+
+A batch that adds or changes printings re-opens, for Stage D only and in the same transaction, the cards whose
+candidate set it changed (`catalog_reopen`); a record equal to what is stored changes nothing, so re-importing the
+same file re-opens nothing.
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 import ijson
-from sqlalchemy import func, update
+from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
+from stage_e_dagster.db.catalog_reopen import cards_to_reopen, reopen_for_stage_d
+from stage_e_dagster.db.consensus_store import in_transaction
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.models import Expansion, Printing
 from stage_e_dagster.domain.scryfall import MalformedCard, PrintingRecord, parse_card
+from stage_e_dagster.domain.work import candidate_names
 
 BATCH_SIZE = 1000
 
@@ -35,6 +42,8 @@ class ImportSummary:
     symbols_stored: int = 0
     symbols_unknown_set: list[str] = field(default_factory=list)
     symbols_unreadable: list[str] = field(default_factory=list)
+    changed: int = 0  # printings added or changed (a record equal to the stored one is not a change)
+    reopened: set[int] = field(default_factory=set)  # cards re-opened for Stage D by those changes
 
 
 def import_catalog(
@@ -103,7 +112,8 @@ def _flush(engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
         row = asdict(record)
         row.pop("set_name")
         rows.append(row)
-    with engine.begin() as conn:
+
+    def work(conn: Connection) -> tuple[int, set[int]]:
         exp_stmt = insert(Expansion).values(list(expansions.values()))
         exp_stmt = exp_stmt.on_conflict_do_update(
             index_elements=[Expansion.code],
@@ -113,12 +123,26 @@ def _flush(engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
             },
         )
         conn.execute(exp_stmt)
+        before = {row.scryfall_id: (row.name_normalised, row.face_names) for row in conn.execute(
+            select(Printing.scryfall_id, Printing.name_normalised, Printing.face_names)
+            .where(Printing.scryfall_id.in_(list(unique))))}
         stmt = insert(Printing).values(rows)
+        columns = [key for key in rows[0] if key != "scryfall_id"]
         stmt = stmt.on_conflict_do_update(
             index_elements=[Printing.scryfall_id],
-            set_={key: stmt.excluded[key] for key in rows[0] if key != "scryfall_id"},
-        )
-        conn.execute(stmt)
+            set_={key: stmt.excluded[key] for key in columns},
+            where=or_(*(Printing.__table__.c[key].is_distinct_from(stmt.excluded[key]) for key in columns)),
+        ).returning(Printing.scryfall_id, Printing.name_normalised, Printing.face_names)
+        changed = conn.execute(stmt).all()
+        if not changed:
+            return 0, set()
+        touched = [(row.name_normalised, row.face_names) for row in changed]
+        touched += [before[row.scryfall_id] for row in changed if row.scryfall_id in before]
+        return len(changed), reopen_for_stage_d(conn, cards_to_reopen(conn, candidate_names(touched), lacking=True))
+
+    changed, reopened = in_transaction(engine, work)
+    summary.changed += changed
+    summary.reopened |= reopened
     summary.printings += len(rows)
     summary.set_codes.update(expansions)
 

@@ -70,6 +70,7 @@ def save_evidence(url: str, card_id: int, content_sha256: str, evidence: Evidenc
             "extractor_versions": ImageEvidence.extractor_versions.op("||")(stmt.excluded.extractor_versions),
             "run_id": stmt.excluded.run_id,
             "decided_by": None,
+            "carried_from_card_id": None,  # read from this card's own file now
             "updated_at": func.now(),
         },
     )

@@ -26,6 +26,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from stage_e_dagster.domain.voters import ARCHIVE_REASONS
+
 
 class Base(DeclarativeBase):
     """Declarative base; Alembic's autogenerate and the migrations read `Base.metadata`."""
@@ -61,6 +63,7 @@ class Card(Base):
         ),
         Index("ix_card_name_normalised", "name_normalised"),
         Index("ix_card_updated_at_id", "updated_at", "id"),
+        Index("ix_card_content_sha256", "content_sha256"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -123,6 +126,7 @@ class ImageEvidence(Base):
     __table_args__ = (
         UniqueConstraint("card_id", "content_sha256", name="uq_image_evidence_card_sha"),
         Index("ix_image_evidence_updated_at", "updated_at"),
+        Index("ix_image_evidence_content_sha256", "content_sha256"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -149,6 +153,8 @@ class ImageEvidence(Base):
     entropy: Mapped[float | None] = mapped_column(Float)
     run_id: Mapped[str | None] = mapped_column(String(64))
     decided_by: Mapped[str | None] = mapped_column(Text)  # the Stage D calculators that decided on this row
+    carried_from_card_id: Mapped[int | None] = mapped_column(BigInteger)
+    """The card whose extraction of the same bytes this row copies (an identity group); None: extracted itself."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = _created()
 
@@ -186,7 +192,37 @@ class CardPrintingTag(Base):
     source: Mapped[str] = mapped_column(String(16))
     confidence: Mapped[float | None] = mapped_column(Float)
     run_id: Mapped[str | None] = mapped_column(String(64))
+    applied_from_card_id: Mapped[int | None] = mapped_column(BigInteger)
+    """A human vote applied to this card because it is a copy of the card voted on (that card's id)."""
     created_at: Mapped[datetime] = _created()
+
+
+class CardPrintingTagArchive(Base):
+    """A vote that was replaced or withdrawn: the vote as it was, when and why it left, and the run that moved it.
+    Append-only (a trigger refuses UPDATE, DELETE and TRUNCATE); no foreign keys, so history outlives its card."""
+
+    __tablename__ = "card_printing_tag_archive"
+    __table_args__ = (
+        CheckConstraint(f"reason IN ({', '.join(repr(r) for r in ARCHIVE_REASONS)})", name="ck_tag_archive_reason"),
+        Index("ix_tag_archive_card", "card_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    tag_id: Mapped[int] = mapped_column(BigInteger)
+    card_id: Mapped[int] = mapped_column(BigInteger)
+    printing_id: Mapped[int | None] = mapped_column(BigInteger)
+    is_no_match: Mapped[bool] = mapped_column(Boolean)
+    anonymous_id: Mapped[str] = mapped_column(String(100))
+    source: Mapped[str] = mapped_column(String(16))
+    confidence: Mapped[float | None] = mapped_column(Float)
+    vote_run_id: Mapped[str | None] = mapped_column(String(64))
+    applied_from_card_id: Mapped[int | None] = mapped_column(BigInteger)
+    voted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    reason: Mapped[str] = mapped_column(String(16))
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    """The run that archived the vote (None for a human vote or the migration)."""
+    detail: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default=_EMPTY_JSON)
+    archived_at: Mapped[datetime] = _created()
 
 
 class CardScanLog(Base):
@@ -197,6 +233,10 @@ class CardScanLog(Base):
         Index("ix_scan_log_card_voter", "card_id", "anonymous_id"),
         Index("ix_scan_log_stage_c_created", "created_at",
               postgresql_where=text("anonymous_id = 'stage-c-extract-v1'")),
+        Index("ix_scan_log_stage_c_key", "evidence_key",
+              postgresql_where=text("anonymous_id = 'stage-c-extract-v1'")),
+        Index("ix_scan_log_lack_of_printing", "card_id",
+              postgresql_where=text("skip_reason IN ('no-candidates', 'number-not-found', 'unknown-set-code')")),
         Index(
             "uq_scan_log_review_once",
             "card_id",

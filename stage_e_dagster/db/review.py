@@ -5,6 +5,9 @@ and its stored machine votes show no confident hit (by each calculator's rule in
 always mirror each voter's latest conclusion, so that last condition is the router's own rule applied to the
 latest pass: a card a later pass identified leaves the queue. Each card is
 shown once, with its newest marker (the newest evidence version it was routed on), oldest routing first.
+
+Copies (cards with the same bytes, an identity group) are one item: the queued copy with the lowest id stands for
+its group, with the group's number of copies, because a person's vote on it applies to every copy.
 """
 
 from __future__ import annotations
@@ -37,19 +40,24 @@ WITH latest AS (
     WHERE l.skip_reason = :to_review AND l.anonymous_id = :slow_path
     ORDER BY l.card_id, l.id DESC
 ), queue AS (
-    SELECT latest.*, c.identifier, c.name, c.expansion_hint
+    SELECT latest.*, c.identifier, c.name, c.expansion_hint, c.content_sha256
     FROM latest JOIN card AS c ON c.id = latest.card_id
     WHERE c.printing_status = 'unresolved' AND c.missing_since IS NULL
       AND NOT EXISTS (
         SELECT 1 FROM card_printing_tag AS t
         WHERE t.card_id = c.id AND NOT t.is_no_match AND {machine_hit})
+), grouped AS (
+    SELECT DISTINCT ON (q.content_sha256) q.*, min(q.id) OVER (PARTITION BY q.content_sha256) AS first_routed
+    FROM queue AS q ORDER BY q.content_sha256, q.card_id
 )
 """
 _LIST = (
-    "SELECT q.*, (SELECT count(*) FROM card_printing_tag AS t WHERE t.card_id = q.card_id "
-    "AND t.source <> 'ocr') AS human_votes FROM queue AS q ORDER BY q.id LIMIT :limit"
+    "SELECT g.*, (SELECT count(*) FROM card_printing_tag AS t WHERE t.card_id = g.card_id "
+    "AND t.source <> 'ocr') AS human_votes, "
+    "(SELECT count(*) FROM card AS o WHERE o.content_sha256 = g.content_sha256) AS copies "
+    "FROM grouped AS g ORDER BY g.first_routed, g.card_id LIMIT :limit"
 )
-_COUNT = "SELECT count(*) FROM queue"
+_COUNT = "SELECT count(*) FROM grouped"
 
 
 @lru_cache(maxsize=4)
@@ -73,6 +81,8 @@ class ReviewItem:
     why: list[str] = field(default_factory=list)
     evidence: dict[str, Any] | None = None
     human_votes: int = 0
+    copies: int = 1
+    """Cards with the same bytes, this one included (a vote on this card applies to each)."""
 
     def read(self, key: str) -> Any:
         """A field of the evidence the card was routed on (None without evidence)."""
@@ -80,7 +90,7 @@ class ReviewItem:
 
 
 def review_queue(conn: Connection, limit: int = 50, registry: Sequence[Calculator] = CALCULATORS) -> list[ReviewItem]:
-    """Up to `limit` queued cards, oldest routing first."""
+    """Up to `limit` queued items (one card per identity group), oldest routing first."""
     listing, _, hit_params = _queries(tuple(registry))
     params = {"to_review": TO_REVIEW, "slow_path": SLOW_PATH_ID, "limit": max(0, limit), **hit_params}
     items = []
@@ -89,12 +99,12 @@ def review_queue(conn: Connection, limit: int = 50, registry: Sequence[Calculato
         items.append(ReviewItem(
             card_id=row.card_id, identifier=row.identifier, name=row.name, expansion_hint=row.expansion_hint,
             evidence_key=row.evidence_key, routed_at=row.created_at, why=list(detail.get("why") or []),
-            evidence=detail.get("evidence"), human_votes=int(row.human_votes),
+            evidence=detail.get("evidence"), human_votes=int(row.human_votes), copies=int(row.copies),
         ))
     return items
 
 
 def review_queue_size(conn: Connection, registry: Sequence[Calculator] = CALCULATORS) -> int:
-    """How many cards are in the queue."""
+    """How many items are in the queue (an identity group counts once)."""
     _, count, hit_params = _queries(tuple(registry))
     return int(conn.execute(count, {"to_review": TO_REVIEW, "slow_path": SLOW_PATH_ID, **hit_params}).scalar_one())

@@ -2,11 +2,13 @@
 
 Votes go through a value-aware split per (card, voter) group: the stored set of (printing, no-match, source)
 equal to the proposed one -> nothing is written and the group counts `already_voted`; different -> the voter's
-rows for the card are deleted and the new ones inserted, in the caller's one transaction; nothing stored -> insert.
-An empty proposed group withdraws the voter's stored votes. Inserts use `ON CONFLICT DO NOTHING` (no target, so
-both partial unique indexes are covered): a writer that lost a race is absorbed, never raised, and its group
-counts `already_voted` (and `race_absorbed`). Cards are locked first (`consensus_store.lock_cards`), which makes
-the split exact under concurrent overlapping batches.
+rows for the card move to the archive and the new ones are inserted, in the caller's one transaction; nothing
+stored -> insert. An empty proposed group withdraws the voter's stored votes. A machine group also retires, on
+its card, the stored votes of every older version of its calculator family (`domain/voters.py`), archived as
+`family-bump`. Every vote that leaves is archived (`db/vote_archive.py`) with its reason and the writing run.
+Inserts use `ON CONFLICT DO NOTHING` (no target, so both partial unique indexes are covered): a writer that lost a
+race is absorbed, never raised, and its group counts `already_voted` (and `race_absorbed`). Cards are locked first
+(`consensus_store.lock_cards`), which makes the split exact under concurrent overlapping batches.
 
 Scan log rules: a `to-review` marker is inserted with `ON CONFLICT DO NOTHING` on `uq_scan_log_review_once`, so it
 is recorded once per (card, evidence version). Any other abstention is appended unless the latest log row of
@@ -25,24 +27,29 @@ from sqlalchemy import Connection, text
 from stage_e_dagster.db.arrays import bool_array, float_array, int_array, text_array
 from stage_e_dagster.db.consensus_store import check_policy, in_transaction, lock_cards, recompute_consensus
 from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.identity_groups import copies_of
+from stage_e_dagster.db.vote_archive import Removal, archive_votes
 from stage_e_dagster.domain.calculators import MACHINE_PREFIX
+from stage_e_dagster.domain.consensus import MACHINE_SOURCE
 from stage_e_dagster.domain.stage_d import LogEntry, OutcomeKey, ProposedVote, VoteGroup
+from stage_e_dagster.domain.voters import FAMILY_BUMP, archive_reason, superseded
 
 _STORED = text(
     "SELECT card_id, anonymous_id, printing_id, is_no_match, source FROM card_printing_tag "
     "WHERE card_id = ANY(CAST(:cards AS bigint[])) AND anonymous_id = ANY(CAST(:voters AS text[]))"
 )
-_DELETE = text(
-    "DELETE FROM card_printing_tag AS t "
-    "USING unnest(CAST(:cards AS bigint[]), CAST(:voters AS text[])) AS g(card_id, anonymous_id) "
-    "WHERE t.card_id = g.card_id AND t.anonymous_id = g.anonymous_id"
+_STORED_MACHINE_VOTERS = text(
+    "SELECT DISTINCT card_id, anonymous_id FROM card_printing_tag "
+    "WHERE card_id = ANY(CAST(:cards AS bigint[])) AND source = 'ocr'"
 )
 _INSERT = text(
-    "INSERT INTO card_printing_tag (card_id, printing_id, is_no_match, anonymous_id, source, confidence, run_id) "
-    "SELECT v.card_id, v.printing_id, v.is_no_match, v.anonymous_id, v.source, v.confidence, :run_id "
+    "INSERT INTO card_printing_tag (card_id, printing_id, is_no_match, anonymous_id, source, confidence, run_id, "
+    "applied_from_card_id) "
+    "SELECT v.card_id, v.printing_id, v.is_no_match, v.anonymous_id, v.source, v.confidence, :run_id, v.applied_from "
     "FROM unnest(CAST(:cards AS bigint[]), CAST(:printings AS bigint[]), CAST(:no_match AS boolean[]), "
-    "CAST(:voters AS text[]), CAST(:sources AS text[]), CAST(:confidences AS double precision[])) "
-    "AS v(card_id, printing_id, is_no_match, anonymous_id, source, confidence) "
+    "CAST(:voters AS text[]), CAST(:sources AS text[]), CAST(:confidences AS double precision[]), "
+    "CAST(:applied_from AS bigint[])) "
+    "AS v(card_id, printing_id, is_no_match, anonymous_id, source, confidence, applied_from) "
     "ORDER BY v.card_id, v.anonymous_id, v.is_no_match, v.printing_id "
     "ON CONFLICT DO NOTHING RETURNING card_id, anonymous_id"
 )
@@ -66,7 +73,8 @@ class VoteWriteResult:
 
     `inserted + replaced + already_voted` equals the number of non-empty proposed groups; `withdrawn` counts
     empty groups that removed stored votes; `race_absorbed` (part of `already_voted`) counts new groups whose
-    rows another writer had just inserted.
+    rows another writer had just inserted; `retired` counts (card, older family version) groups a newer version
+    retired. `votes_removed` counts every vote row that left (each one archived).
     """
 
     inserted: int = 0
@@ -74,6 +82,7 @@ class VoteWriteResult:
     already_voted: int = 0
     withdrawn: int = 0
     race_absorbed: int = 0
+    retired: int = 0
     votes_cast: int = 0
     votes_removed: int = 0
     missing_cards: int = 0
@@ -118,6 +127,23 @@ def stored_outcomes(conn: Connection, card_ids: Sequence[int], voters: Sequence[
     return stored
 
 
+def family_retirements(conn: Connection, groups: Sequence[VoteGroup]) -> list[Removal]:
+    """The stored machine votes that the groups' newer calculator versions retire, card by card."""
+    deciding: dict[int, list[str]] = defaultdict(list)
+    for group in groups:
+        if group.anonymous_id.startswith(MACHINE_PREFIX):
+            deciding[group.card_id].append(group.anonymous_id)
+    stored: dict[int, list[str]] = defaultdict(list)
+    if deciding:
+        for row in conn.execute(_STORED_MACHINE_VOTERS, {"cards": int_array(sorted(deciding))}):
+            stored[row.card_id].append(row.anonymous_id)
+    return [
+        Removal(card_id, old, FAMILY_BUMP, {"superseded_by": new})
+        for card_id, voters in sorted(deciding.items())
+        for old, new in sorted(superseded(stored[card_id], voters).items())
+    ]
+
+
 def write_vote_groups(conn: Connection, groups: Iterable[VoteGroup], run_id: str | None) -> VoteWriteResult:
     """Store each group by the value-aware split, in the caller's transaction (see the module docstring)."""
     result = VoteWriteResult()
@@ -127,8 +153,14 @@ def write_vote_groups(conn: Connection, groups: Iterable[VoteGroup], run_id: str
     existing = lock_cards(conn, (g.card_id for g in wanted))
     result.missing_cards = len({g.card_id for g in wanted} - existing)
     wanted = [g for g in wanted if g.card_id in existing]
+    # A group of an older version than another group for the same card is dropped: the newer version decides.
+    by_card: dict[int, list[str]] = defaultdict(list)
+    for group in wanted:
+        by_card[group.card_id].append(group.anonymous_id)
+    older = {(card, old) for card, voters in by_card.items() for old in superseded(voters, voters)}
+    wanted = [g for g in wanted if (g.card_id, g.anonymous_id) not in older]
+    removals = family_retirements(conn, wanted)
     stored = stored_outcomes(conn, sorted({g.card_id for g in wanted}), sorted({g.anonymous_id for g in wanted}))
-    purge: list[VoteGroup] = []
     write: list[VoteGroup] = []
     fresh: set[tuple[int, str]] = set()
     for group in wanted:
@@ -138,8 +170,8 @@ def write_vote_groups(conn: Connection, groups: Iterable[VoteGroup], run_id: str
             result.already_voted += 1 if group.votes else 0
             continue
         if have:
-            purge.append(group)
-            result.votes_removed += len(have)
+            human = any(vote.source != MACHINE_SOURCE for vote in group.votes)
+            removals.append(Removal(group.card_id, group.anonymous_id, archive_reason(not group.votes, human)))
             if group.votes:
                 result.replaced += 1
             else:
@@ -148,9 +180,8 @@ def write_vote_groups(conn: Connection, groups: Iterable[VoteGroup], run_id: str
             fresh.add(key)
         if group.votes:
             write.append(group)
-    if purge:
-        conn.execute(_DELETE, {"cards": int_array(g.card_id for g in purge),
-                               "voters": text_array(g.anonymous_id for g in purge)})
+    result.retired = sum(1 for r in removals if r.reason == FAMILY_BUMP)
+    result.votes_removed = archive_votes(conn, removals, run_id)
     landed = _insert(conn, write, run_id)
     result.votes_cast = sum(landed.values())
     absorbed = len(fresh - set(landed))
@@ -173,6 +204,7 @@ def _insert(conn: Connection, groups: Sequence[VoteGroup], run_id: str | None) -
         "no_match": bool_array(r[2].is_no_match for r in rows),
         "sources": text_array(r[2].source for r in rows),
         "confidences": float_array(r[2].confidence for r in rows),
+        "applied_from": int_array(r[2].applied_from_card_id for r in rows),
         "run_id": run_id,
     }
     for row in conn.execute(_INSERT, params):
@@ -226,7 +258,8 @@ class VoteError(ValueError):
 
 @dataclass(frozen=True)
 class HumanVoteResult:
-    """A cast human vote: the printing voted for (None for no-match), how the write went, the card's consensus."""
+    """A cast human vote: the printing voted for (None for no-match), how the write went over the card and its
+    copies, the card's consensus, and the other cards of its identity group the vote was applied to."""
 
     card_id: int
     printing_id: int | None
@@ -234,6 +267,12 @@ class HumanVoteResult:
     printing_status: str
     resolved_printing_id: int | None
     reason: str
+    copies: tuple[int, ...] = ()
+
+    @property
+    def recorded(self) -> bool:
+        """True when the vote changed what is stored on the card or any copy (False: already voted)."""
+        return bool(self.write.inserted or self.write.replaced)
 
 
 MAX_USER_LENGTH = 100  # card_printing_tag.anonymous_id
@@ -250,10 +289,12 @@ def cast_human_vote(
     admin: bool = False,
     policy: str = "funnel",
 ) -> HumanVoteResult:
-    """Store `user`'s vote on a card (replacing their previous one) and recompute the card's consensus.
+    """Store `user`'s vote on a card and on every copy of it (same content hash), replacing their previous vote on
+    each, and recompute each card's consensus.
 
-    The voter identity is the user name; the source is `admin` or `user`. Raises `VoteError` for an unknown card
-    or Scryfall id, for both or neither of a printing and no-match, and for a user name a machine voter uses.
+    The voter identity is the user name; the source is `admin` or `user`. On a copy the vote records the card voted
+    on (`applied_from_card_id`). Raises `VoteError` for an unknown card or Scryfall id, for both or neither of a
+    printing and no-match, and for a user name a machine voter uses.
     """
     check_policy(policy)
     user = user.strip()
@@ -272,13 +313,18 @@ def cast_human_vote(
             printing_id = conn.execute(_PRINTING_BY_SCRYFALL, {"scryfall_id": scryfall_id.strip()}).scalar()
             if printing_id is None:
                 raise VoteError(f"no printing has Scryfall id {scryfall_id!r}")
-        if not lock_cards(conn, [card_id]):
+        group = sorted(lock_cards(conn, copies_of(conn, card_id)))
+        if card_id not in group:
             raise VoteError(f"no card has id {card_id}")
-        vote = ProposedVote(printing_id, printing_id is None, "admin" if admin else "user")
-        written = write_vote_groups(conn, [VoteGroup(card_id, user, (vote,))], run_id=None)
-        _, resolutions = recompute_consensus(conn, [card_id], policy)
+        source = "admin" if admin else "user"
+        groups = [VoteGroup(copy, user, (ProposedVote(printing_id, printing_id is None, source,
+                                                      applied_from_card_id=None if copy == card_id else card_id),))
+                  for copy in group]
+        written = write_vote_groups(conn, groups, run_id=None)
+        _, resolutions = recompute_consensus(conn, group, policy)
         resolution = resolutions[card_id]
         return HumanVoteResult(card_id, printing_id, written, resolution.printing_status,
-                               resolution.resolved_printing_id, resolution.reason)
+                               resolution.resolved_printing_id, resolution.reason,
+                               tuple(copy for copy in group if copy != card_id))
 
     return in_transaction(get_engine(url), work)

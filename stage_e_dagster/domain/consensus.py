@@ -2,7 +2,9 @@
 
 Weights: a user vote 1, an admin vote 5, a machine (`ocr`) vote 0.5 with machine weight capped at 1.0 per
 outcome. The heaviest outcome wins when its weight is at least 2 and its share of the total at least 0.6.
-When humans disagree among themselves, machine weight is left out entirely.
+When humans disagree among themselves, machine weight is left out entirely. Machine votes count only from the
+newest version of each calculator family present on the card (`voters.newest_per_family`): a version bump never
+turns one calculator into two voters, even while an older version's votes are still stored.
 
 Policies:
 - `funnel` (default): the winning outcome must carry a human vote, so machine votes never resolve a card alone.
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from stage_e_dagster.domain.decisions import check_vote_shape
+from stage_e_dagster.domain.voters import newest_per_family
 
 NO_MATCH = "no_match"
 Outcome = int | str  # a printing id, or NO_MATCH
@@ -88,11 +91,19 @@ def _quorum_outcome(votes: Sequence[CastVote], human_outcomes: set[Outcome]) -> 
     return agreed[0]
 
 
+def counted(votes: Sequence[CastVote]) -> list[CastVote]:
+    """The votes consensus counts: each distinct vote once, machine votes only from the newest version of their
+    calculator family on the card."""
+    unique = list(dict.fromkeys(votes))  # a voter's repeated identical vote counts once
+    machines = newest_per_family(vote.anonymous_id for vote in unique if not vote.is_human)
+    return [vote for vote in unique if vote.is_human or vote.anonymous_id in machines]
+
+
 def resolve(votes: Sequence[CastVote], policy: str = "funnel") -> Resolution:
     """Decide a card's consensus from its votes under `policy` ("funnel" or "machine-quorum")."""
     if policy not in POLICIES:
         raise ValueError(f"unknown consensus policy {policy!r}; expected one of {', '.join(POLICIES)}")
-    unique = list(dict.fromkeys(votes))  # a voter's repeated identical vote counts once
+    unique = counted(votes)
     human_outcomes = {vote.outcome for vote in unique if vote.is_human}
     humans_conflict = len(human_outcomes) > 1
 

@@ -57,6 +57,7 @@ class StageCCounters:
     carried_forward: int = 0
     current: int = 0
     missing: int = 0
+    copies_carried: int = 0  # cards served by a copy's extraction or skip (same bytes): no OCR of their own
     skipped: Counter[str] = field(default_factory=Counter)
     not_processed: int = 0
     slots_held: int = 0
@@ -79,6 +80,7 @@ class StageCCounters:
             "carried_forward": self.carried_forward,
             "current": self.current,
             "missing": self.missing,
+            "copies_carried": self.copies_carried,
             "skipped": dict(sorted(self.skipped.items())),
             "not_processed": self.not_processed,
             "slots_held": self.slots_held,

@@ -40,6 +40,8 @@ class ProposedVote:
     is_no_match: bool = False
     source: str = "ocr"
     confidence: float | None = None
+    applied_from_card_id: int | None = None
+    """For a human vote applied to a copy of the card voted on: that card (provenance, not part of the value)."""
 
     def __post_init__(self) -> None:
         check_vote_shape(self.printing_id, self.is_no_match)

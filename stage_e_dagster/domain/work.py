@@ -5,13 +5,18 @@ cover every current version) and Stage C has not already logged a skip for those
 `evidence_key` is the content hash it was judged on). A card needs Stage D when it has current evidence and
 the current Stage D calculators have not decided on that evidence row yet (`image_evidence.decided_by`).
 Cards whose file vanished are left alone.
+
+A catalogue change re-opens a card for Stage D (no new OCR) when its candidate set changed: its name is the name,
+or a face name, of a printing that was added, removed or changed (`candidate_names`), or a calculator's latest
+conclusion on it is an abstention for lack of a printing (`LACK_OF_PRINTING`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from stage_e_dagster.domain.calculators import CALCULATORS, SLOW_PATH_ID, Calculator
+from stage_e_dagster.domain.catalog import normalise_name
 
 STAGE_C_ID = "stage-c-extract-v1"
 """`card_scan_log.anonymous_id` of Stage C's named skips (unreadable, truncated, too large, missing file...)."""
@@ -52,3 +57,18 @@ def retry_backoff(status: str) -> tuple[float, float, float]:
     if status == "throttled":
         return THROTTLE_RETRY_SECONDS, THROTTLE_RETRY_SECONDS, THROTTLE_RETRY_SECONDS
     return 0.0, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS
+
+
+LACK_OF_PRINTING = ("no-candidates", "number-not-found", "unknown-set-code")
+"""Calculator abstentions that say the catalogue lacked the printing (no printing of that name, none with that
+collector number, an unknown set code): any catalogue change may supply it, so each change re-opens them."""
+
+
+def candidate_names(printings: Iterable[tuple[str, Sequence[str] | None]]) -> set[str]:
+    """The normalised card names whose candidate sets contain printings with these (normalised name, face names):
+    the name itself, and each face's name (a double-faced card scanned and named by one face)."""
+    names: set[str] = set()
+    for name_normalised, faces in printings:
+        names.add(name_normalised)
+        names.update(normalise_name(face) for face in faces or ())
+    return names

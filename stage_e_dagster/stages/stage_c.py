@@ -1,4 +1,7 @@
-"""The Stage C runner: one batch without Dagster: plan, extract on slot-holding workers, store, count."""
+"""The Stage C runner: one batch without Dagster: plan, extract on slot-holding workers, store, count.
+
+Copies (cards with identical bytes) are extracted once and carried to each other (`stage_c_copies`). With a load
+governor, the number of OCR workers follows the host's 1-minute load; every step is logged and counted."""
 
 from __future__ import annotations
 
@@ -6,11 +9,10 @@ import time
 from collections.abc import Callable, Sequence
 
 from stage_e_dagster.db import evidence_store
-from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
-from stage_e_dagster.domain.evidence.model import EvidenceSkip
 from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.domain.stage_c import StageCCounters, extractors_needed
-from stage_e_dagster.workers.ocr_pool import PoolSettings, Task, TaskResult, run_pool
+from stage_e_dagster.stages.stage_c_copies import COPY_WAIT_SECONDS, extract_once_per_content
+from stage_e_dagster.workers.ocr_pool import PoolSettings, Task
 
 
 def run_stage_c(
@@ -24,15 +26,12 @@ def run_stage_c(
     log: Callable[[str], None] = lambda message: None,
     governor: Governor | None = None,
     read_load: Callable[[], float | None] = lambda: None,
+    copy_wait_seconds: float = COPY_WAIT_SECONDS,
 ) -> StageCCounters:
     """Extract evidence for the batch's cards that need it. Each result is stored as it arrives (one small
-    transaction per card), so a crash loses only the cards in flight.
-
-    With a `governor`, the number of workers follows `read_load()` (the host's 1-minute load); every step is
-    logged and counted.
-    """
+    transaction per card), so a crash loses only the cards in flight."""
     started = time.perf_counter()
-    counters = StageCCounters(cards_in=len(card_ids))
+    counters = StageCCounters(cards_in=len(card_ids), workers_cap=settings.workers)
     tasks: list[Task] = []
     for work in evidence_store.load_batch(url, card_ids):
         needed = extractors_needed(work, force)
@@ -46,16 +45,6 @@ def run_stage_c(
         counters.elapsed_seconds = time.perf_counter() - started
         return counters
 
-    def store(result: TaskResult) -> None:
-        if isinstance(result.outcome, EvidenceSkip):
-            counters.skipped[result.outcome.reason] += 1
-            evidence_store.log_skip(url, result.card_id, result.content_sha256, result.outcome, run_id)
-            return
-        evidence_store.save_evidence(url, result.card_id, result.content_sha256, result.outcome, run_id)
-        full = len(result.outcome.extractor_versions) == len(EXTRACTOR_VERSIONS)
-        counters.extracted += 1
-        counters.carried_forward += 0 if full else 1
-
     wanted = None
     if governor is not None:
         governor.started = time.monotonic()
@@ -67,21 +56,16 @@ def run_stage_c(
             return governor.workers
 
     known = evidence_store.known_set_codes(url)
-    outcome = run_pool(tasks, settings, known, on_result=store, on_tick=on_tick, wanted=wanted)
-    for error in outcome.errors:
+    errors = extract_once_per_content(url, tasks, run_id, settings, known, counters, force=force, on_tick=on_tick,
+                                      copy_wait_seconds=copy_wait_seconds, wanted=wanted)
+    for error in errors:
         log(error)
-    counters.workers = outcome.workers_started
-    counters.workers_peak = outcome.workers_peak
-    counters.workers_cap = settings.workers
     if governor is not None:
         counters.governor_steps = [step.as_dict() for step in governor.steps]
-    counters.slots_held = len(outcome.slots_held)
-    counters.throttled = outcome.throttled
-    counters.not_processed = len(outcome.unprocessed)
     counters.elapsed_seconds = time.perf_counter() - started
-    if outcome.errors and (outcome.throttled or outcome.unprocessed):
+    if errors and (counters.throttled or counters.not_processed):
         raise StageCIncomplete(
-            f"{counters.not_processed} of {len(tasks)} cards were not processed: {'; '.join(outcome.errors)}"
+            f"{counters.not_processed} of {len(tasks)} cards were not processed: {'; '.join(errors)}"
             f" (stored so far: {counters.extracted} extracted, {sum(counters.skipped.values())} skipped)"
         )
     return counters

@@ -82,7 +82,7 @@ def run_stage_d(
     """Run the calculators for `card_ids`, store their votes and abstentions, recompute consensus; counters.
 
     Counters (JSON-ready): cards, cards_processed, cards_missing; votes_cast, votes_removed, already_voted,
-    vote_groups_{inserted,replaced,withdrawn}, race_absorbed; outcomes and skips per calculator;
+    vote_groups_{inserted,replaced,withdrawn,retired}, race_absorbed; outcomes and skips per calculator;
     routed_to_review, review_markers_new, abstentions_logged, abstentions_unchanged; cards_{resolved,no_match,
     unresolved} (states after this run), consensus_changed, newly_resolved; policy, elapsed_s, cards_per_s.
     """
@@ -121,6 +121,7 @@ def counters(totals: _Totals, requested: int, policy: str, elapsed: float) -> di
         "vote_groups_inserted": votes.inserted,
         "vote_groups_replaced": votes.replaced,
         "vote_groups_withdrawn": votes.withdrawn,
+        "vote_groups_retired": votes.retired,
         "race_absorbed": votes.race_absorbed,
         "outcomes": {calc: dict(sorted(counts.items())) for calc, counts in totals.outcomes.items()},
         "skips": StageDPlan(outcomes=totals.outcomes).skips(),

@@ -4,12 +4,12 @@ Each line says what a calculator is: its voter id (`<family>-v<N>`), its decide 
 only while no earlier calculator has a confident hit, whether its votes are machine votes, and from what confidence
 a printing vote of it counts as a confident machine hit (which keeps a card out of human review). The Stage D
 runner, the review queue's SQL, the `decided_by` mark and the outcome labels are all derived from this list, so
-adding a calculator is one module with a decide function plus one line here.
+adding a calculator is one module with a decide function plus one line here. Bumping a calculator's version keeps
+its family: the new version's decision on a card retires the older versions' votes there (`domain/voters.py`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +18,7 @@ from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID, decide_join
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.model import Evidence
+from stage_e_dagster.domain.voters import split_voter_id
 
 Result = Vote | Abstention | None
 Decide = Callable[[CardRef, Evidence | None, Sequence[PrintingRef], Mapping[str, ExpansionRef]], Vote | Abstention]
@@ -28,16 +29,7 @@ UNTIL_HIT = "until-hit"
 MACHINE_PREFIX = "stage-d-"
 """Every machine voter id starts with it; human voter names may not."""
 
-_VOTER_ID = re.compile(r"^(?P<family>[a-z0-9][a-z0-9-]*?)-v(?P<version>\d+)$")
 _EPSILON = 1e-9
-
-
-def split_voter_id(voter_id: str) -> tuple[str, int]:
-    """(`family`, `version`) of a voter id `<family>-v<N>`; ValueError for an id not of that form."""
-    match = _VOTER_ID.match(voter_id)
-    if match is None:
-        raise ValueError(f"voter id {voter_id!r} is not of the form <family>-v<N>")
-    return match["family"], int(match["version"])
 
 
 @dataclass(frozen=True)
