@@ -10,7 +10,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.responses import HTMLResponse, Response
 
 SECURITY_HEADERS = {
@@ -26,7 +26,8 @@ STATIC_TYPES = {"review.js": "text/javascript", "review.css": "text/css"}
 @lru_cache(maxsize=1)
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("stage_e_dagster.review_web", "templates"),
-                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True,
+                      undefined=StrictUndefined)
     env.filters["pct"] = lambda value: "-" if value is None else f"{round(float(value) * 100)}%"
     env.filters["show"] = lambda value: "-" if value in (None, "") else str(value)
     return env
@@ -34,7 +35,7 @@ def _environment() -> Environment:
 
 def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
     """A template as an HTML response that is never cached."""
-    body = _environment().get_template(name).render(**context)
+    body = _environment().get_template(name).render(**{"session": None, "counts": None, "flash": None, **context})
     return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
 
 
