@@ -18,7 +18,7 @@ from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.backstop import build_backstop_sweep
 from stage_e_dagster.sensors.card_stream import build_card_stream
 from stage_e_dagster.sensors.run_failures import record_run_failures
-from stage_e_dagster.settings import Settings, var_name
+from stage_e_dagster.settings import Settings, review_page_url, var_name
 
 
 def build_definitions(settings: Settings) -> Definitions:
@@ -39,7 +39,7 @@ def build_definitions(settings: Settings) -> Definitions:
                                tessdata_prefix=str(settings.tessdata_prefix) if settings.tessdata_prefix else None),
             "envelope": Envelope(database=database, host_load_ceiling=settings.host_load_ceiling),
             "stream": StreamControl(enabled=settings.streaming, batch_size=settings.batch_size),
-            "consensus": Consensus(policy=settings.consensus_policy),
+            "consensus": Consensus(policy=settings.consensus_policy, review_page_url=review_page_url(settings)),
         },
     )
 

@@ -22,6 +22,7 @@ from sqlalchemy import Connection, TextClause, text
 
 from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.consensus_store import card_votes
+from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.predicates import NEEDS_STAGE_C, NEEDS_STAGE_D, predicate_params
 from stage_e_dagster.db.review import machine_hit_sql
 from stage_e_dagster.db.stage_d_inputs import load_candidates, load_current_evidence
@@ -138,24 +139,37 @@ def queue_entries(
 
 _COUNTS = """
 SELECT count(*) AS awaiting, count(*) FILTER (WHERE routed) AS routed,
-       count(*) FILTER (WHERE NOT voted_by_reviewer) AS for_reviewer
+       count(*) FILTER (WHERE NOT voted_by_reviewer) AS for_reviewer,
+       count(*) FILTER (WHERE NOT voted_by_reviewer AND claimed_by <> :reviewer) AS open_by_others
 FROM ({entry} WHERE {awaiting}) AS q
 """
 
 
 @dataclass(frozen=True)
 class QueueCounts:
-    """How many cards await a person, how many of those the slow path routed, how many `reviewer` has not voted on."""
+    """How many cards await a person, how many of those the slow path routed, how many `reviewer` has not voted on,
+    and how many of those another reviewer has open right now."""
 
     awaiting: int
     routed: int
     for_reviewer: int
+    open_by_others: int = 0
 
 
 def queue_counts(conn: Connection, reviewer: str | None = None) -> QueueCounts:
     entry, awaiting, params = _sql()
     row = conn.execute(text(_COUNTS.format(entry=entry, awaiting=awaiting)), {**params, "reviewer": reviewer}).one()
-    return QueueCounts(int(row.awaiting), int(row.routed), int(row.for_reviewer))
+    return QueueCounts(int(row.awaiting), int(row.routed), int(row.for_reviewer), int(row.open_by_others))
+
+
+def review_summary(url: str, card_ids: Sequence[int], sample: int = 5) -> tuple[QueueCounts, list[QueueEntry]]:
+    """The queue's counts and up to `sample` cards awaiting a person, from `card_ids` first, else the oldest."""
+    with get_engine(url).connect() as conn:
+        counts = queue_counts(conn)
+        entries = queue_entries(conn, card_ids=list(card_ids), limit=sample) if card_ids else []
+        if not entries:
+            entries = queue_entries(conn, limit=sample)
+    return counts, entries
 
 
 _SOURCE = text("SELECT s.key FROM source AS s JOIN card AS c ON c.source_id = s.id WHERE c.id = :card_id")

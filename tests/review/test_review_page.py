@@ -93,6 +93,8 @@ def test_two_reviewers_are_handed_different_cards_and_an_abandoned_claim_expires
     alice = claim_next(review_db, "alice", 60)
     bob = claim_next(review_db, "bob", 60)
     assert (alice.card_id, alice.then, bob.card_id) == (ids[0], ids[1], ids[1])
+    with get_engine(review_db).connect() as conn:
+        assert queue_counts(conn, "carol").open_by_others == 2 and queue_counts(conn, "alice").open_by_others == 1
     assert claim_next(review_db, "alice", 60).card_id == ids[0]  # reloading keeps your card
     assert claim_next(review_db, "alice", 60, exclude=[ids[0]]).card_id == ids[2]  # a skip moves on
     _sql(review_db, "UPDATE review_claim SET expires_at = now() - interval '1 second' WHERE reviewer = 'alice'")
