@@ -183,7 +183,9 @@ class ReviewApp:
     async def signout(self, request: Request, session: Session) -> Response:
         await self.db(review_claims.release_all, session.reviewer)
         fresh = Session()
-        return self.finish(RedirectResponse("/", 303), fresh)
+        for name in vars(fresh):  # the wrapper stores this session object: empty it
+            setattr(session, name, getattr(fresh, name))
+        return RedirectResponse("/", 303)
 
     # --- the queue ------------------------------------------------------------------------------------------
     async def go_next(self, session: Session) -> RedirectResponse:

@@ -126,6 +126,17 @@ def test_bad_input_gets_a_clear_message_and_a_double_submit_counts_once(review_d
         assert skipped.status_code == 303 and f"/card/{other.card_id}" not in skipped.headers["location"]
         assert human_votes(review_db, other.card_id) == []
 
+        opened = skipped.headers["location"].split("?")[0]  # the card alice holds now
+        bob = Browserless(base)
+        bob.signin("bob")
+        assert f'href="{opened}"' in bob.get("/grid").text and "open by alice" in bob.get("/grid").text
+        bob_csrf = bob.card_page(corpus[-1].card_id)[1]
+        assert bob.post(f"{opened}/claim", {"csrf": bob_csrf}).json() == {"held_by": "alice"}
+        assert alice.post(f"{opened}/claim", {"csrf": csrf}).json() == {"held_by": None}
+        assert alice.post("/signout", {"csrf": csrf}).status_code == 303
+        assert alice.get("/next").status_code == 401
+        assert bob.post(f"{opened}/claim", {"csrf": bob_csrf}).json() == {"held_by": None}  # released at sign-out
+
 
 def _add_card(url: str, location: str, identifier: str) -> int:
     with get_engine(url).begin() as conn:
