@@ -59,6 +59,8 @@ class Card(Base):
         ),
         Index("ix_card_name_normalised", "name_normalised"),
         Index("ix_card_updated_at_id", "updated_at", "id"),
+        Index("ix_card_unresolved", "id",
+              postgresql_where=text("printing_status = 'unresolved' AND missing_since IS NULL")),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)

@@ -13,7 +13,7 @@ reviewer saw. A vote sent with an older version is stale and refused.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -44,15 +44,18 @@ from stage_e_dagster.domain.work import STAGE_C_ID
 _ENTRY = """
 SELECT c.id AS card_id, c.identifier, c.name, c.name_normalised, c.expansion_hint, c.printing_status,
        c.resolved_printing_id, c.missing_since IS NOT NULL AS missing, c.content_sha256,
-       ({needs_c} OR {needs_d}) AS pending,
+       (w.needs_c OR w.needs_d) AS pending,
        (m.marker_id IS NOT NULL OR mv.votes > 0) AS seen,
        (m.marker_id IS NOT NULL AND NOT coalesce(mv.hit, false)) AS routed,
        left(c.content_sha256, 16) || '.' || coalesce(mv.last_vote_id, 0) || '.' || coalesce(m.marker_id, 0)
            AS version,
-       m.detail AS marker_detail, rc.reviewer AS claimed_by,
-       EXISTS (SELECT 1 FROM card_printing_tag AS h WHERE h.card_id = c.id AND h.anonymous_id = :reviewer)
-           AS voted_by_reviewer
+       m.detail AS marker_detail, rc.reviewer AS claimed_by, w.voted_by_reviewer
 FROM card AS c
+CROSS JOIN LATERAL (  -- OFFSET 0 keeps these per-card index probes, instead of scans of whole tables
+    SELECT {needs_c} AS needs_c, {needs_d} AS needs_d,
+           EXISTS (SELECT 1 FROM card_printing_tag AS h WHERE h.card_id = c.id AND h.anonymous_id = :reviewer)
+               AS voted_by_reviewer
+    OFFSET 0) AS w
 LEFT JOIN LATERAL (
     SELECT l.id AS marker_id, l.detail FROM card_scan_log AS l
     WHERE l.card_id = c.id AND l.anonymous_id = :slow_path AND l.skip_reason = :to_review
@@ -64,12 +67,9 @@ LEFT JOIN review_claim AS rc ON rc.card_id = c.id AND rc.expires_at > now()
 """
 AWAITING = (
     "c.printing_status = 'unresolved' AND c.missing_since IS NULL AND (m.marker_id IS NOT NULL OR mv.votes > 0) "
-    "AND NOT ({needs_c}) AND NOT ({needs_d})"
+    "AND NOT w.needs_c AND NOT w.needs_d"
 )
-_FOR_REVIEWER = (
-    " AND NOT EXISTS (SELECT 1 FROM card_printing_tag AS h WHERE h.card_id = c.id AND h.anonymous_id = :reviewer)"
-    " AND c.id <> ALL(CAST(:exclude AS bigint[]))"
-)
+_FOR_REVIEWER = " AND NOT w.voted_by_reviewer AND c.id <> ALL(CAST(:exclude AS bigint[]))"
 
 
 @lru_cache(maxsize=1)
@@ -79,7 +79,7 @@ def _sql() -> tuple[str, str, dict[str, Any]]:
     parts = {"needs_c": NEEDS_STAGE_C, "needs_d": NEEDS_STAGE_D, "machine_hit": hit}
     params = {**params, **predicate_params(EXTRACTOR_VERSIONS), "slow_path": SLOW_PATH_ID, "to_review": TO_REVIEW,
               "machine": MACHINE_SOURCE, "reviewer": None, "exclude": "{}"}
-    return _ENTRY.format(**parts), AWAITING.format(**parts), params
+    return _ENTRY.format(**parts), AWAITING, params
 
 
 def _query(where: str, tail: str = "") -> tuple[TextClause, dict[str, Any]]:
@@ -123,18 +123,42 @@ def queue_entries(
 ) -> list[QueueEntry]:
     """Cards awaiting a person, oldest card first, each marked whether `reviewer` voted on it. `unvoted_only`
     keeps the cards `reviewer` has not voted on and has not skipped (`exclude`); `unclaimed_by_others` leaves out
-    cards another reviewer has open; `card_ids` narrows the list."""
-    where = awaiting_condition()
+    cards another reviewer has open; `card_ids` narrows the list.
+
+    Unresolved cards are walked in id order, a chunk at a time, until enough entries are found: the planner
+    cannot know how many cards pass the per-card tests, and without the walk it judges every unresolved card
+    before it sorts, where the next card usually sits among the first few."""
+    where = awaiting_condition() + " AND c.id = ANY(CAST(:chunk AS bigint[]))"
     if unvoted_only:
         where += _FOR_REVIEWER
     if unclaimed_by_others:
         where += " AND (rc.reviewer IS NULL OR rc.reviewer = :reviewer)"
-    if card_ids is not None:
-        where += " AND c.id = ANY(CAST(:card_ids AS bigint[]))"
-    query, params = _query(where, "ORDER BY c.id LIMIT :limit OFFSET :offset")
-    params.update(reviewer=reviewer, exclude=int_array(exclude), card_ids=int_array(card_ids or ()),
-                  limit=max(0, limit), offset=max(0, offset))
-    return [_entry(row) for row in conn.execute(query, params)]
+    query, params = _query(where, "ORDER BY c.id")
+    params.update(reviewer=reviewer, exclude=int_array(exclude))
+    wanted, found = max(0, limit) + max(0, offset), []
+    chunks = [sorted(set(card_ids))] if card_ids is not None else _unresolved_chunks(conn)
+    for chunk in chunks:
+        if len(found) >= wanted or not chunk:
+            break
+        found += [_entry(row) for row in conn.execute(query, {**params, "chunk": int_array(chunk)})]
+    return found[max(0, offset):wanted]
+
+
+_UNRESOLVED = text(
+    "SELECT id FROM card WHERE id > :after AND printing_status = 'unresolved' AND missing_since IS NULL "
+    "ORDER BY id LIMIT :size"
+)
+
+
+def _unresolved_chunks(conn: Connection, first: int = 64, largest: int = 4096) -> Iterator[list[int]]:
+    """Ids of unresolved, present cards in id order, in chunks that double in size."""
+    after, size = 0, first
+    while True:
+        chunk = list(conn.execute(_UNRESOLVED, {"after": after, "size": size}).scalars())
+        if not chunk:
+            return
+        yield chunk
+        after, size = chunk[-1], min(largest, size * 2)
 
 
 _COUNTS = """

@@ -115,7 +115,7 @@ class ReviewApp:
             raise Refusal(403, "Refused: the form's security token is missing or out of date. Reload the page.")
         return session
 
-    def guarded(self, handler: Handler, *, post: bool = False, image: bool = False) -> Callable[[Request], Any]:
+    def guarded(self, handler: Handler, *, post: bool = False, plain: bool = False) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             session = self.session(request)
             try:
@@ -123,17 +123,17 @@ class ReviewApp:
                     request.state.fields = await self.form(request)
                     self.check_post(request, session, request.state.fields)
                 if session is None or not session.reviewer or not session.authed:
-                    if image:
+                    if plain:
                         return secure(Response("sign in first", status_code=401, media_type="text/plain"))
                     session = session or Session()
                     return self.finish(self.signin_page(session, "Sign in first.", 401), session)
                 response = await handler(request, session)
             except Refusal as refusal:
-                if image:
+                if plain:
                     return secure(Response(refusal.message, status_code=refusal.status, media_type="text/plain"))
                 return self.finish(render("message.html", refusal.status, message=refusal.message,
                                           session=session, continue_to="/next"), session)
-            return self.finish(response, None if image else session)
+            return self.finish(response, None if plain else session)
         return endpoint
 
     def signin_page(self, session: Session, error: str | None = None, status: int = 200) -> Response:
@@ -208,25 +208,29 @@ class ReviewApp:
     async def card(self, request: Request, session: Session) -> Response:
         card_id = self.card_id(request)
 
-        def work(conn: Any) -> tuple[Any, Any, str | None]:
+        def work(conn: Any) -> tuple[Any, str | None]:
             view = load_card_view(conn, card_id, self.config.policy)
             if view is None:
-                return None, None, None
+                return None, None
             mine = any(v.voter == session.reviewer for v in view.human_votes)
             held = None
             if view.awaiting and not mine:
                 held = review_claims.claim(conn, card_id, session.reviewer, self.config.lease_seconds)
-            return view, queue_counts(conn, session.reviewer), held
+            return view, held
 
-        view, counts, held_by = await self.db(work)
+        view, held_by = await self.db(work)
         if view is None:
             raise Refusal(404, f"No card has id {card_id}.")
         then = request.query_params.get("then", "")
         flash, session.flash = session.flash, None
-        return render("card.html", session=session, view=view, counts=counts, held_by=held_by, flash=flash,
+        return render("card.html", session=session, view=view, held_by=held_by, flash=flash,
                       then=int(then) if then.isdigit() else None, admin_enabled=self.config.admin_token is not None,
                       lease_ms=int(self.config.lease_seconds * 1000),
                       my_vote=next((v for v in view.human_votes if v.voter == session.reviewer), None))
+
+    async def counts(self, request: Request, session: Session) -> Response:
+        counts = await self.db(queue_counts, session.reviewer)
+        return JSONResponse(vars(counts), headers={"Cache-Control": "no-store"})
 
     async def grid(self, request: Request, session: Session) -> Response:
         page = request.query_params.get("page", "1")
@@ -335,14 +339,15 @@ class ReviewApp:
             Route("/signout", g(self.signout, post=True), methods=["POST"]),
             Route("/next", g(self.next_card)),
             Route("/grid", g(self.grid)),
+            Route("/counts", g(self.counts, plain=True)),
             Route("/unskip", g(self.unskip, post=True), methods=["POST"]),
             Route("/card/{card_id}", g(self.card)),
             Route("/card/{card_id}/vote", g(self.vote, post=True), methods=["POST"]),
             Route("/card/{card_id}/skip", g(self.skip, post=True), methods=["POST"]),
             Route("/card/{card_id}/claim", g(self.renew, post=True), methods=["POST"]),
-            Route("/card/{card_id}/scan", g(self.scan, image=True)),
-            Route("/card/{card_id}/crop/{which}.png", g(self.crop, image=True)),
-            Route("/card/{card_id}/thumb.jpg", g(self.thumb, image=True)),
+            Route("/card/{card_id}/scan", g(self.scan, plain=True)),
+            Route("/card/{card_id}/crop/{which}.png", g(self.crop, plain=True)),
+            Route("/card/{card_id}/thumb.jpg", g(self.thumb, plain=True)),
             Route("/static/{name}", self.static_file),
         ]
 

@@ -60,6 +60,7 @@ def test_a_reviewer_works_the_queue_with_the_keyboard(browser, review_db, corpus
         page.wait_for_load_state("networkidle")
         assert _loaded(page, "#scan") and _loaded(page, "#collector-crop") and _loaded(page, "#symbol-crop")
         assert page.locator("#candidates tr.candidate").count() >= 2
+        page.wait_for_function("document.getElementById('counts').textContent.includes('4 left for you')")
         assert page.get_attribute('button[data-key="1"]', "value") == confirm.truth_scryfall  # the machine's pick
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "review-page.png"))

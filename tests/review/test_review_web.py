@@ -20,7 +20,8 @@ def test_a_token_is_required_when_configured_and_a_reviewer_name_always(review_d
     card = corpus[0].card_id
     with serve(review_db, token="s3cret-token") as base:
         anonymous = Browserless(base)
-        for path in ("/next", "/grid", f"/card/{card}", f"/card/{card}/scan", f"/card/{card}/crop/collector.png"):
+        for path in ("/next", "/grid", "/counts", f"/card/{card}", f"/card/{card}/scan",
+                     f"/card/{card}/crop/collector.png"):
             assert anonymous.get(path).status_code == 401, path
         assert "s3cret-token" not in anonymous.get("/").text
         assert anonymous.signin("alice").status_code == 401
@@ -120,6 +121,9 @@ def test_bad_input_gets_a_clear_message_and_a_double_submit_counts_once(review_d
         assert first.headers["location"].startswith("/card/") and str(card.card_id) not in first.headers["location"]
         assert "you had already voted that" in alice.get(second.headers["location"]).text
         assert human_votes(review_db) == [(card.card_id, "alice", "user", card.truth, False)]
+        counts = alice.get("/counts").json()
+        unresolved = sum(card_state(review_db, scan.card_id)[0] == "unresolved" for scan in corpus)
+        assert (counts["awaiting"], counts["for_reviewer"]) == (unresolved, len(corpus) - 1)
 
         _, csrf, version = alice.card_page(other.card_id)
         skipped = alice.post(f"/card/{other.card_id}/skip", {"csrf": csrf})

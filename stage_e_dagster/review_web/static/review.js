@@ -33,6 +33,22 @@
     press(el);
   });
 
+  // The queue's counts load after the card, so counting a large queue never delays the next card.
+  var counts = document.getElementById("counts");
+  if (counts && counts.getAttribute("data-src")) {
+    fetch(counts.getAttribute("data-src"), {credentials: "same-origin"})
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (c) {
+        if (!c) return;
+        var left = document.createElement("b");
+        left.textContent = String(c.for_reviewer);
+        counts.textContent = "";
+        counts.appendChild(left);
+        counts.appendChild(document.createTextNode(" left for you · " + c.awaiting + " awaiting a person (" +
+          c.routed + " routed by the machines)"));
+      }).catch(function () {});
+  }
+
   var body = document.body;
   var lease = parseInt(body.getAttribute("data-lease-ms") || "0", 10);
   var card = body.getAttribute("data-card");

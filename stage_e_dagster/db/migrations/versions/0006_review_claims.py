@@ -1,9 +1,11 @@
-"""`review_claim`: which reviewer has a card open on the review page, until when.
+"""`review_claim`: which reviewer has a card open on the review page, until when; an index of unresolved cards.
 
 One row per card at most (the card id is the key). A reviewer claims the card they are shown; another reviewer is
 not shown a card whose claim is held by someone else and has not expired, so two people on the same queue never
 review the same card at once. Claims expire on their own (a closed browser tab needs no cleanup), and a vote or a
 skip releases the claim at once.
+
+`ix_card_unresolved` lets the review page walk the unresolved cards in id order without reading the resolved ones.
 
 Revision ID: 0006
 Revises: 0003
@@ -28,8 +30,11 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_index("ix_review_claim_reviewer", "review_claim", ["reviewer"])
+    op.create_index("ix_card_unresolved", "card", ["id"],
+                    postgresql_where=sa.text("printing_status = 'unresolved' AND missing_since IS NULL"))
 
 
 def downgrade() -> None:
+    op.drop_index("ix_card_unresolved", table_name="card")
     op.drop_index("ix_review_claim_reviewer", table_name="review_claim")
     op.drop_table("review_claim")
