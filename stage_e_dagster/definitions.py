@@ -18,7 +18,7 @@ from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.backstop import build_backstop_sweep
 from stage_e_dagster.sensors.card_stream import build_card_stream
 from stage_e_dagster.sensors.run_failures import record_run_failures
-from stage_e_dagster.settings import Settings, var_name
+from stage_e_dagster.settings import Settings, review_page_url, var_name
 
 
 def build_definitions(settings: Settings) -> Definitions:
@@ -41,7 +41,7 @@ def build_definitions(settings: Settings) -> Definitions:
                                  load_target=settings.load_target),
             "stream": StreamControl(enabled=settings.streaming, batch_size=settings.batch_size,
                                     reclaim_after_seconds=settings.reclaim_after_seconds),
-            "consensus": Consensus(policy=settings.consensus_policy),
+            "consensus": Consensus(policy=settings.consensus_policy, review_page_url=review_page_url(settings)),
         },
     )
 

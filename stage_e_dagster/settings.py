@@ -70,11 +70,19 @@ def _path(value: str) -> Path:
     return Path(value).absolute()
 
 
+def _port(value: str) -> int:
+    number = int(value)
+    if not 1 <= number <= 65535:
+        raise ValueError("expected a port number from 1 to 65535")
+    return number
+
+
 def setting(var: str, default: Any, meaning: str, parse: Callable[[str], Any] = _text, shown: str | None = None,
-            documented: bool = True) -> Any:
-    """A `Settings` field read from `var`; `shown` is the default as the README states it (else `default`)."""
+            documented: bool = True, secret: bool = False) -> Any:
+    """A `Settings` field read from `var`; `shown` is the default as the README states it (else `default`); a
+    `secret` one is left out of the settings' repr."""
     metadata = {"var": var, "meaning": meaning, "parse": parse, "shown": shown, "documented": documented}
-    return field(default=default, metadata=metadata)
+    return field(default=default, metadata=metadata, repr=not secret)
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,23 @@ class Settings:
         "STAGE_E_SWEEP_TIMEZONE", "UTC", "time zone of the sweep's cron", shown="UTC")
     consensus_policy: str = setting(
         "STAGE_E_CONSENSUS_POLICY", "funnel", "or `machine-quorum`", _choice(*POLICIES), shown="`funnel`")
+    review_host: str = setting(
+        "STAGE_E_REVIEW_HOST", "127.0.0.1",
+        "address `stage-e review serve` listens on; beyond loopback it needs a token", shown="`127.0.0.1`")
+    review_port: int = setting(
+        "STAGE_E_REVIEW_PORT", 8765, "port of the review page", _port)
+    review_token: str | None = setting(
+        "STAGE_E_REVIEW_TOKEN", None, "token reviewers enter to sign in (required when set, and always beyond "
+        "loopback)", shown="unset (beyond loopback: drawn at start and printed)", secret=True)
+    review_admin_token: str | None = setting(
+        "STAGE_E_REVIEW_ADMIN_TOKEN", None, "signing in with it makes a reviewer's votes admin votes",
+        shown="unset: no admin votes on the page", secret=True)
+    review_base_url: str | None = setting(
+        "STAGE_E_REVIEW_BASE_URL", None, "the review page's address in links (Stage D metadata)",
+        shown="`http://<host>:<port>`")
+    review_lease_seconds: float = setting(
+        "STAGE_E_REVIEW_LEASE_SECONDS", 120.0, "how long a card one reviewer has open is kept from the others",
+        _positive_float, shown="120")
     test_database_url: str | None = setting(
         "STAGE_E_TEST_DATABASE_URL", None, "tests use this server instead of starting their own", shown="unset")
     test_no_docker: bool = setting(
@@ -144,6 +169,15 @@ class Settings:
         if "home" not in values:
             settings = cls(**{**values, "home": _path(str(settings.home))})
         return settings
+
+
+def review_page_url(settings: Settings) -> str:
+    """The review page's base address for links: `STAGE_E_REVIEW_BASE_URL`, else `http://<host>:<port>`."""
+    if settings.review_base_url:
+        return settings.review_base_url.rstrip("/")
+    host = settings.review_host
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{host}:{settings.review_port}"
 
 
 @dataclass(frozen=True)

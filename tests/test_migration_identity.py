@@ -110,7 +110,8 @@ def test_upgrade_from_the_previous_head_with_data_in_place(pg_server_url):
         # Idempotent: the same upgrade run again over the upgraded database changes nothing and raises nothing.
         after = _state(cur)
         _stamp(url, previous)
-        upgrade(url)
+        upgrade(url, OURS)
+        _stamp(url, head_revision())
         assert _state(cur) == after
         conn.close()
         get_engine.cache_clear()

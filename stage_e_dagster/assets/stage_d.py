@@ -10,6 +10,7 @@ from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataVa
 from pydantic import Field
 
 from stage_e_dagster.db import ledger
+from stage_e_dagster.db.review_page import review_summary
 from stage_e_dagster.jobs import IMAGE_EVIDENCE, PRINTING_VOTES, batch_from_run_config
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
@@ -39,6 +40,23 @@ def stage_d_metadata(counters: dict[str, Any]) -> dict[str, Any]:
     return metadata
 
 
+def review_metadata(url: str, card_ids: list[int], page: str | None) -> dict[str, Any]:
+    """How many cards await a person, and (with the review page's address) links to the page and to a sample of
+    the cards, this batch's first."""
+    counts, sample = review_summary(url, card_ids)
+    metadata: dict[str, Any] = {
+        "review_queue": MetadataValue.int(counts.awaiting),
+        "review_queue_routed": MetadataValue.int(counts.routed),
+    }
+    if page:
+        base = page.rstrip("/")
+        metadata["review_page"] = MetadataValue.url(f"{base}/")
+        lines = [f"- [card {e.card_id}: {e.name}]({base}/card/{e.card_id})" + (" (routed)" if e.routed else "")
+                 for e in sample]
+        metadata["review_sample"] = MetadataValue.md("\n".join(lines) or "The review queue is empty.")
+    return metadata
+
+
 @asset(key=PRINTING_VOTES, group_name="stage_d", deps=[IMAGE_EVIDENCE])
 def printing_votes(
     context: AssetExecutionContext, config: PrintingVotesConfig, database: AppDatabase, consensus: Consensus
@@ -51,4 +69,5 @@ def printing_votes(
         f"stage D: {counters['cards_processed']} cards, {counters['votes_cast']} votes cast, "
         f"{counters['already_voted']} already voted, {counters['routed_to_review']} routed to review"
     )
-    return MaterializeResult(metadata=stage_d_metadata(counters))
+    metadata = {**stage_d_metadata(counters), **review_metadata(database.url, card_ids, consensus.review_page_url)}
+    return MaterializeResult(metadata=metadata)

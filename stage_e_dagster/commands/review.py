@@ -81,6 +81,39 @@ def _vote_line(line) -> str:
             f"{copy}, run {line.run_id or '-'}")
 
 
+@review.command("serve")
+@click.option("--host", help=f"Address to listen on (default: {var_name('review_host')}, else 127.0.0.1).")
+@click.option("--port", type=click.IntRange(1, 65535), help=f"Port (default: {var_name('review_port')}, else 8765).")
+def review_serve(host: str | None, port: int | None) -> None:
+    """Serve the review page: people confirm or correct the machine's pick, one key per card."""
+    import uvicorn
+
+    from stage_e_dagster.review_web.app import ReviewConfig, build_app
+    from stage_e_dagster.review_web.security import is_loopback, new_token
+    from stage_e_dagster.settings import review_page_url
+
+    conf = settings()
+    host = host or conf.review_host
+    port = port or conf.review_port
+    token = conf.review_token
+    drawn = token is None and not is_loopback(host)
+    if drawn:
+        token = new_token()
+    config = ReviewConfig(database_url=app_url(), policy=conf.consensus_policy, token=token,
+                          admin_token=conf.review_admin_token, lease_seconds=conf.review_lease_seconds, port=port)
+    shown = "[" + host + "]" if ":" in host else host
+    click.echo(f"review page: http://{shown}:{port}/  (links from Dagster use {review_page_url(conf)})")
+    if token is None:
+        click.echo("access: a reviewer name; no token (loopback only)")
+    else:
+        origin = f"drawn for this run; set {var_name('review_token')} to keep one" if drawn else \
+            f"from {var_name('review_token')}"
+        click.echo(f"access token ({origin}): {token}")
+    click.echo("admin votes: " + ("sign in with the admin token" if config.admin_token else
+                                  f"off (set {var_name('review_admin_token')} to allow them)"))
+    uvicorn.run(build_app(config), host=host, port=port, log_level="info", proxy_headers=False)
+
+
 @click.command("vote")
 @click.argument("card_id", type=int)
 @click.option("--printing", "scryfall_id", metavar="SCRYFALL_ID", help="The printing the scan shows.")

@@ -64,6 +64,8 @@ class Card(Base):
         Index("ix_card_name_normalised", "name_normalised"),
         Index("ix_card_updated_at_id", "updated_at", "id"),
         Index("ix_card_content_sha256", "content_sha256"),
+        Index("ix_card_unresolved", "id",
+              postgresql_where=text("printing_status = 'unresolved' AND missing_since IS NULL")),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -341,3 +343,16 @@ class SweepCursor(Base):
     position: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
     wrap_count: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
     updated_at: Mapped[datetime] = _created()
+
+
+class ReviewClaim(Base):
+    """A card a reviewer has open on the review page; other reviewers skip it until `expires_at`."""
+
+    __tablename__ = "review_claim"
+    __table_args__ = (Index("ix_review_claim_reviewer", "reviewer"),)
+
+    card_id: Mapped[int] = mapped_column(ForeignKey("card.id", ondelete="CASCADE"), primary_key=True,
+                                         autoincrement=False)
+    reviewer: Mapped[str] = mapped_column(String(100))
+    claimed_at: Mapped[datetime] = _created()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

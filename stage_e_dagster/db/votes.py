@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 
 from sqlalchemy import Connection, text
@@ -279,6 +279,23 @@ MAX_USER_LENGTH = 100  # card_printing_tag.anonymous_id
 _PRINTING_BY_SCRYFALL = text("SELECT id FROM printing WHERE scryfall_id = :scryfall_id")
 
 
+def check_user_name(user: str) -> str:
+    """`user` stripped, if it can name a human voter; `VoteError` saying why not otherwise."""
+    user = user.strip()
+    if not user:
+        raise VoteError("a user name is required")
+    if len(user) > MAX_USER_LENGTH:
+        raise VoteError(f"a user name has at most {MAX_USER_LENGTH} characters")
+    if user.startswith(MACHINE_PREFIX):
+        raise VoteError(f"user names starting with {MACHINE_PREFIX!r} are reserved for machine voters")
+    return user
+
+
+VoteCheck = Callable[[Connection, int | None], None]
+"""A caller's precondition on a human vote: called with the locked card's transaction and the printing id voted
+for (None for no-match); it raises `VoteError` to refuse the vote, and then nothing is written."""
+
+
 def cast_human_vote(
     url: str,
     card_id: int,
@@ -288,22 +305,18 @@ def cast_human_vote(
     no_match: bool = False,
     admin: bool = False,
     policy: str = "funnel",
+    check: VoteCheck | None = None,
 ) -> HumanVoteResult:
     """Store `user`'s vote on a card and on every copy of it (same content hash), replacing their previous vote on
     each, and recompute each card's consensus.
 
     The voter identity is the user name; the source is `admin` or `user`. On a copy the vote records the card voted
     on (`applied_from_card_id`). Raises `VoteError` for an unknown card or Scryfall id, for both or neither of a
-    printing and no-match, and for a user name a machine voter uses.
+    printing and no-match, for a user name a machine voter uses, and whatever `check` (run under the cards' lock,
+    before anything is written) refuses.
     """
     check_policy(policy)
-    user = user.strip()
-    if not user:
-        raise VoteError("a user name is required")
-    if len(user) > MAX_USER_LENGTH:
-        raise VoteError(f"a user name has at most {MAX_USER_LENGTH} characters")
-    if user.startswith(MACHINE_PREFIX):
-        raise VoteError(f"user names starting with {MACHINE_PREFIX!r} are reserved for machine voters")
+    user = check_user_name(user)
     if (scryfall_id is None) == (not no_match):
         raise VoteError("give exactly one of --printing SCRYFALL_ID and --no-match")
 
@@ -316,6 +329,8 @@ def cast_human_vote(
         group = sorted(lock_cards(conn, copies_of(conn, card_id)))
         if card_id not in group:
             raise VoteError(f"no card has id {card_id}")
+        if check is not None:
+            check(conn, printing_id)
         source = "admin" if admin else "user"
         groups = [VoteGroup(copy, user, (ProposedVote(printing_id, printing_id is None, source,
                                                       applied_from_card_id=None if copy == card_id else card_id),))

@@ -12,3 +12,6 @@ class Consensus(ConfigurableResource):
     """`funnel` (machine votes never resolve a card alone) or `machine-quorum` (two agreeing calculators may)."""
 
     policy: str = Field(default="funnel", description=f"One of {', '.join(POLICIES)}.")
+    review_page_url: str | None = Field(
+        default=None, description="Base address of the review page (`stage-e review serve`), where people vote; "
+                                  "Stage D links its materializations to it. None: no links.")

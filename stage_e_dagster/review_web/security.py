@@ -1,0 +1,106 @@
+"""Who may use the review page: signed session cookies, the access and admin tokens, and CSRF checks.
+
+The session lives in one cookie, signed with HMAC-SHA256 under a secret the server draws at start (a restart
+signs everyone out; nothing is stored server-side). It carries the reviewer's name, whether they proved the access
+token and the admin token, and a CSRF token: every form and every POST carries that token back, and a POST whose
+Origin (or `Sec-Fetch-Site`) names another site is refused before it is read. The cookie is HttpOnly and
+SameSite=Strict. Tokens themselves are never stored in the cookie, in a URL or in a log: they are entered in the
+sign-in form and compared in constant time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import json
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from urllib.parse import urlsplit
+
+SESSION_SECONDS = 12 * 3600
+MAX_SKIPPED = 200  # keeps the signed cookie well under the 4 KB browsers allow
+
+
+def is_loopback(host: str) -> bool:
+    """True when `host` only accepts connections from this machine (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def tokens_equal(given: str | None, expected: str | None) -> bool:
+    """Constant-time comparison; an unset expected token matches nothing."""
+    if not given or not expected:
+        return False
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def new_token() -> str:
+    """A random token for the access token when none is configured, and for CSRF."""
+    return secrets.token_urlsafe(24)
+
+
+@dataclass
+class Session:
+    """What the signed cookie holds. `reviewer` is None until someone signs in."""
+
+    csrf: str = field(default_factory=new_token)
+    reviewer: str | None = None
+    authed: bool = False
+    admin: bool = False
+    skipped: list[int] = field(default_factory=list)
+    flash: str | None = None
+    issued: int = field(default_factory=lambda: int(time.time()))
+
+    def skip(self, card_id: int) -> None:
+        if card_id not in self.skipped:
+            self.skipped = [*self.skipped, card_id][-MAX_SKIPPED:]
+
+
+class SessionCodec:
+    """Signs sessions into cookie values and reads them back; a forged, altered or expired value reads as None."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self._secret = secret or secrets.token_bytes(32)
+
+    def _sign(self, payload: bytes) -> str:
+        return hmac.new(self._secret, payload, hashlib.sha256).hexdigest()
+
+    def dumps(self, session: Session) -> str:
+        payload = base64.urlsafe_b64encode(json.dumps(asdict(session), separators=(",", ":")).encode())
+        return f"{payload.decode()}.{self._sign(payload)}"
+
+    def loads(self, value: str | None) -> Session | None:
+        if not value or "." not in value:
+            return None
+        payload, signature = value.rsplit(".", 1)
+        if not hmac.compare_digest(signature, self._sign(payload.encode())):
+            return None
+        try:
+            data = json.loads(base64.urlsafe_b64decode(payload.encode()))
+            session = Session(**data)
+        except (ValueError, TypeError):
+            return None
+        if time.time() - session.issued > SESSION_SECONDS:
+            return None
+        return session
+
+
+def cross_site(headers: dict[str, str] | object, host: str | None) -> bool:
+    """True when a request says it was sent by another site than `host`: by `Sec-Fetch-Site` when the browser
+    sends it, else by Origin (a `null` origin counts as foreign). Requests with neither (non-browser clients)
+    are left to the CSRF token."""
+    get = headers.get  # type: ignore[attr-defined]
+    site = get("sec-fetch-site")
+    if site:
+        return site not in ("same-origin", "none")
+    origin = get("origin")
+    if origin is None:
+        return False
+    return origin == "null" or urlsplit(origin).netloc.lower() != (host or "").lower()
