@@ -117,6 +117,7 @@ def test_border_check() -> None:
     unknown = PrintingRef(9, "z", "Shock", "m11", "22")
     assert border_check(CARD, Evidence(), CANDIDATES, EXPANSIONS) is None
     assert border_check(CARD, Evidence(border_color="black"), [unknown], EXPANSIONS) is None
+    assert border_check(CARD, Evidence(border_color="ambiguous"), CANDIDATES, EXPANSIONS) is None  # no claim
     kept = border_check(CARD, Evidence(border_color="BLACK"), [*CANDIDATES, unknown], EXPANSIONS)
     assert kept == {P_M10.id, P_M11.id, unknown.id}  # unknown border cannot be ruled out
 

@@ -4,6 +4,7 @@ import pytest
 from dagster import AssetKey, Config, asset, materialize
 
 from stage_e_dagster.assets.stage_d import printing_votes
+from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.jobs import BatchSpec
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
@@ -46,7 +47,7 @@ def test_printing_votes_with_explicit_card_ids(db_url, card_ids):
     assert (meta["cards_processed"], meta["votes_cast"], meta["routed_to_review"], meta["cards_resolved"]) == (
         2, 2, 1, 1)
     assert meta["policy"] == "machine-quorum" and meta["cards_per_s"] > 0
-    assert meta["skips"]["stage-d-join-key-v1"] == {"no-evidence": 1}
+    assert meta["skips"][JOIN_KEY_ID] == {"no-evidence": 1}
     assert db_url not in repr(meta)
 
 

@@ -21,15 +21,15 @@ from stage_e_dagster.stages.stage_d import run_stage_d
 from tests.stage_c_helpers import rows
 from tests.stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence
 
-JOIN_KEY_V2 = "stage-d-join-key-v2"
+JOIN_KEY_NEXT = "stage-d-join-key-v{}".format(int(JOIN_KEY_ID.rsplit("-v", 1)[1]) + 1)  # the next version
 
 
 def decide_join_key_v2(card, evidence, candidates, expansions):
     """Version 2 of join-key: the same rule, under its new voter id."""
-    return dataclasses.replace(decide_join_key(card, evidence, candidates, expansions), anonymous_id=JOIN_KEY_V2)
+    return dataclasses.replace(decide_join_key(card, evidence, candidates, expansions), anonymous_id=JOIN_KEY_NEXT)
 
 
-BUMPED = (Calculator(JOIN_KEY_V2, decide_join_key_v2, hit_confidence=CALCULATORS[0].hit_confidence), CALCULATORS[1])
+BUMPED = (Calculator(JOIN_KEY_NEXT, decide_join_key_v2, hit_confidence=CALCULATORS[0].hit_confidence), CALCULATORS[1])
 
 
 def machine(printing_id: int, voter: str) -> CastVote:
@@ -42,9 +42,9 @@ def test_family_rules_are_pure_and_only_for_machine_voters() -> None:
     assert newest_per_family(["stage-d-a-v1", "stage-d-a-v10", "stage-d-b-v2", "odd id"]) == {
         "stage-d-a-v10", "stage-d-b-v2", "odd id"}
     # Two versions of one calculator are one voter: no quorum. Two families are two voters.
-    assert resolve([machine(1, JOIN_KEY_ID), machine(1, JOIN_KEY_V2)], "machine-quorum").printing_status == \
+    assert resolve([machine(1, JOIN_KEY_ID), machine(1, JOIN_KEY_NEXT)], "machine-quorum").printing_status == \
         "unresolved"
-    assert resolve([machine(1, JOIN_KEY_V2), machine(1, FALLBACK_ID)], "machine-quorum").resolved_printing_id == 1
+    assert resolve([machine(1, JOIN_KEY_NEXT), machine(1, FALLBACK_ID)], "machine-quorum").resolved_printing_id == 1
     # Human names are never families: "sam-v1" and "sam-v2" are two people.
     humans = [CastVote(1, False, "user", "sam-v1"), CastVote(1, False, "user", "sam-v2")]
     assert resolve(humans).resolved_printing_id == 1
@@ -72,7 +72,7 @@ def test_a_version_bump_under_machine_quorum_retires_the_old_votes_and_never_dou
     observer = pg_connect()
     with get_engine(db_url).connect() as conn:
         transaction = conn.begin()
-        result = write_vote_groups(conn, [VoteGroup(card, JOIN_KEY_V2, (ProposedVote(p["bbb-40"], False, "ocr",
+        result = write_vote_groups(conn, [VoteGroup(card, JOIN_KEY_NEXT, (ProposedVote(p["bbb-40"], False, "ocr",
                                                                                        0.75),))], "run-2")
         assert (result.retired, result.inserted, result.votes_removed) == (1, 1, 1)
         with observer.cursor() as cur:
@@ -84,10 +84,10 @@ def test_a_version_bump_under_machine_quorum_retires_the_old_votes_and_never_dou
     second = run_stage_d(db_url, [card], "run-2", policy="machine-quorum", registry=BUMPED)
     assert (second["vote_groups_retired"], second["vote_groups_inserted"]) == (1, 1)
     assert rows(db_url, "SELECT anonymous_id, printing_id, run_id FROM card_printing_tag") == [
-        (JOIN_KEY_V2, p["bbb-40"], "run-2")]
+        (JOIN_KEY_NEXT, p["bbb-40"], "run-2")]
     assert rows(db_url, "SELECT anonymous_id, printing_id, vote_run_id, reason, run_id, detail->>'superseded_by' "
                         "FROM card_printing_tag_archive") == [
-        (JOIN_KEY_ID, p["bbb-40"], "run-1", "family-bump", "run-2", JOIN_KEY_V2)]
+        (JOIN_KEY_ID, p["bbb-40"], "run-1", "family-bump", "run-2", JOIN_KEY_NEXT)]
     assert rows(db_url, "SELECT printing_status FROM card") == [("unresolved",)]
 
     # An old deployment still running writes a v1 vote after the bump: it retires nothing newer, and consensus
@@ -100,7 +100,7 @@ def test_a_version_bump_under_machine_quorum_retires_the_old_votes_and_never_dou
     assert resolutions[card].printing_status == "unresolved"
     third = run_stage_d(db_url, [card], "run-3", policy="machine-quorum", registry=BUMPED)
     assert third["vote_groups_retired"] == 1
-    assert rows(db_url, "SELECT anonymous_id FROM card_printing_tag") == [(JOIN_KEY_V2,)]
+    assert rows(db_url, "SELECT anonymous_id FROM card_printing_tag") == [(JOIN_KEY_NEXT,)]
 
 
 def test_every_vote_that_leaves_is_archived_with_why_and_review_show_prints_it(db_url, weak, monkeypatch,

@@ -9,17 +9,18 @@ from typing import Any
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
-from stage_e_dagster.db.arrays import int_array
+from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.models import CardScanLog, Expansion, ImageEvidence
 from stage_e_dagster.db.predicates import CURRENT_EVIDENCE
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
+from stage_e_dagster.domain.evidence.read_catalog import CODELESS_FRAMES, ReadCatalog
 from stage_e_dagster.domain.stage_c import CardWork, evidence_columns
 from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
 
 _BATCH_SQL = text(
     """
-    SELECT c.id, s.location, c.identifier, c.content_sha256, c.missing_since IS NOT NULL AS missing,
+    SELECT c.id, s.location, c.identifier, c.name, c.content_sha256, c.missing_since IS NOT NULL AS missing,
            e.extractor_versions,
            EXISTS (SELECT 1 FROM card_scan_log l
                    WHERE l.card_id = c.id AND l.anonymous_id = :stage_c AND l.evidence_key = c.content_sha256)
@@ -45,14 +46,26 @@ def load_batch(url: str, card_ids: Sequence[int]) -> list[CardWork]:
             stored_versions=row.extractor_versions,
             skipped_before=row.skipped_before,
             missing=row.missing,
+            name=row.name,
         )
         for row in rows
     ]
 
 
-def known_set_codes(url: str) -> list[str]:
+_PRINTINGS = text("SELECT name, set_code, collector_number FROM printing")
+_CODELESS = text(
+    "SELECT set_code FROM printing GROUP BY set_code HAVING bool_and(frame = ANY(CAST(:frames AS text[])))"
+)
+
+
+def read_catalog(url: str) -> ReadCatalog:
+    """What the collector reader may know of the catalogue: every printing's (name, set, number), every set code,
+    and the sets whose collector line prints no set code (by their printings' frames)."""
     with get_engine(url).connect() as conn:
-        return list(conn.execute(select(Expansion.code).order_by(Expansion.code)).scalars())
+        printings = [tuple(row) for row in conn.execute(_PRINTINGS)]
+        codes = list(conn.execute(select(Expansion.code)).scalars())
+        codeless = list(conn.execute(_CODELESS, {"frames": text_array(CODELESS_FRAMES)}).scalars())
+    return ReadCatalog.build(printings, set_codes=codes, codeless=codeless)
 
 
 def save_evidence(url: str, card_id: int, content_sha256: str, evidence: Evidence, run_id: str | None) -> None:

@@ -29,6 +29,7 @@ class CardWork:
     stored_versions: dict[str, str] | None  # versions of the evidence stored for these bytes, if any
     skipped_before: bool  # Stage C already logged a skip for these exact bytes
     missing: bool  # ingest saw the file vanish
+    name: str | None = None  # the card's name from its file name: lets the reader confirm one reading
 
 
 def extractors_needed(work: CardWork, force: bool) -> frozenset[str] | None:

@@ -40,7 +40,7 @@ def run_stage_c(
         elif needed is None:
             counters.current += 1
         else:
-            tasks.append(Task(work.card_id, work.path, work.content_sha256, needed))
+            tasks.append(Task(work.card_id, work.path, work.content_sha256, needed, work.name))
     if not tasks:
         counters.elapsed_seconds = time.perf_counter() - started
         return counters
@@ -55,8 +55,8 @@ def run_stage_c(
                 log(f"load governor: {step.workers} OCR worker(s) from now on ({step.reason})")
             return governor.workers
 
-    known = evidence_store.known_set_codes(url)
-    errors = extract_once_per_content(url, tasks, run_id, settings, known, counters, force=force, on_tick=on_tick,
+    catalog = evidence_store.read_catalog(url)
+    errors = extract_once_per_content(url, tasks, run_id, settings, catalog, counters, force=force, on_tick=on_tick,
                                       copy_wait_seconds=copy_wait_seconds, wanted=wanted)
     for error in errors:
         log(error)

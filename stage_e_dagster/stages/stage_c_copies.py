@@ -23,6 +23,7 @@ from stage_e_dagster.db import evidence_store
 from stage_e_dagster.db.identity_groups import ContentLocks, carry_evidence, carry_skips, settled
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.identity import copy_groups
 from stage_e_dagster.domain.stage_c import StageCCounters
 from stage_e_dagster.domain.work import FILE_SKIPS
@@ -98,7 +99,7 @@ def extract_once_per_content(
     tasks: Sequence[Task],
     run_id: str | None,
     settings: PoolSettings,
-    known_set_codes: Collection[str],
+    catalog: ReadCatalog,
     counters: StageCCounters,
     *,
     force: bool = False,
@@ -119,7 +120,7 @@ def extract_once_per_content(
             held = batch.lock_round()
             leaders = sorted((batch.by_card[batch.groups[sha][0]] for sha in held), key=lambda t: t.card_id)
             if leaders:
-                outcome = run_pool(leaders, settings, known_set_codes, on_result=batch.store, on_tick=on_tick,
+                outcome = run_pool(leaders, settings, catalog, on_result=batch.store, on_tick=on_tick,
                                    wanted=wanted)
                 errors.extend(outcome.errors)
                 counters.workers += outcome.workers_started

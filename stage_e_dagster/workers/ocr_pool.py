@@ -14,10 +14,11 @@ import os
 import queue
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.runtime import limit_ocr_threads
 from stage_e_dagster.workers.ocr_worker import PoolSettings, Task, TaskResult, worker_main
 
@@ -59,7 +60,7 @@ def _mp_context() -> mp.context.BaseContext:
 class _Worker:
     """One worker process and the cards it holds, oldest first (the one it is working on)."""
 
-    def __init__(self, ctx, index: int, settings: PoolSettings, known: list[str], result_q) -> None:
+    def __init__(self, ctx, index: int, settings: PoolSettings, catalog: ReadCatalog, result_q) -> None:
         self.index = index
         self.tasks = ctx.Queue()
         self.in_flight: dict[int, Task] = {}
@@ -68,7 +69,7 @@ class _Worker:
         self.ready = False
         self.retiring = False  # fewer workers are wanted: it takes no new cards and stops when idle
         self.stopped = False
-        self.proc = ctx.Process(target=worker_main, args=(index, settings, known, os.getpid(), self.tasks, result_q),
+        self.proc = ctx.Process(target=worker_main, args=(index, settings, catalog, os.getpid(), self.tasks, result_q),
                                 daemon=True, name=f"ocr-worker-{index}")
         self.proc.start()
 
@@ -105,10 +106,10 @@ class _Worker:
 
 
 class _Pool:
-    def __init__(self, tasks: Sequence[Task], settings: PoolSettings, known: list[str],
+    def __init__(self, tasks: Sequence[Task], settings: PoolSettings, catalog: ReadCatalog,
                  on_result: Callable[[TaskResult], None], on_tick: Callable[[list[int]], None],
                  wanted: Callable[[], int] | None) -> None:
-        self.settings, self.known, self.on_result, self.on_tick = settings, known, on_result, on_tick
+        self.settings, self.catalog, self.on_result, self.on_tick = settings, catalog, on_result, on_tick
         self.wanted = wanted
         self.last_wanted = 0
         self.ctx = _mp_context()
@@ -120,7 +121,7 @@ class _Pool:
         self.per_worker = 2
 
     def spawn(self) -> None:
-        self.workers.append(_Worker(self.ctx, len(self.workers), self.settings, self.known, self.result_q))
+        self.workers.append(_Worker(self.ctx, len(self.workers), self.settings, self.catalog, self.result_q))
         self.outcome.workers_started += 1
 
     def run(self, count: int) -> None:
@@ -230,12 +231,13 @@ class _Pool:
 def run_pool(
     tasks: Sequence[Task],
     settings: PoolSettings,
-    known_set_codes: Collection[str],
+    catalog: ReadCatalog,
     on_result: Callable[[TaskResult], None],
     on_tick: Callable[[list[int]], None] = lambda pids: None,
     wanted: Callable[[], int] | None = None,
 ) -> PoolOutcome:
-    """Run `tasks` on up to `settings.workers` slot-holding workers; `on_result` is called in this process.
+    """Run `tasks` on up to `settings.workers` slot-holding workers, which read with `catalog`'s knowledge;
+    `on_result` is called in this process.
 
     `on_tick(worker_pids)` runs at least every `POLL_SECONDS` and after every result (the envelope check rate-limits
     itself); if it raises, every worker is killed and the exception propagates. `wanted()`, when given, is asked
@@ -245,7 +247,7 @@ def run_pool(
     count = min(settings.workers, len(tasks), max(1, wanted()) if wanted else settings.workers)
     if count < 1:
         return PoolOutcome(unprocessed=list(tasks))
-    pool = _Pool(tasks, settings, sorted(known_set_codes), on_result, on_tick, wanted)
+    pool = _Pool(tasks, settings, catalog, on_result, on_tick, wanted)
     try:
         pool.run(count)
         pool.close()

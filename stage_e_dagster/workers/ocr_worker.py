@@ -12,7 +12,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import make_engine
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.scan_files import sha256_of
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ class Task:
     path: str
     content_sha256: str
     extractors: frozenset[str]
+    name: str | None = None  # the card's name, which the reader checks a reading against
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,9 @@ def _die_with(owner_pid: int) -> None:
     threading.Thread(target=watchdog, daemon=True, name="owner-watchdog").start()
 
 
-def process_task(task: Task, engine: Any, known_set_codes: Collection[str]) -> TaskResult:
-    """Read the file, check it is the bytes the card was registered with, and extract. Never raises."""
+def process_task(task: Task, engine: Any, catalog: ReadCatalog) -> TaskResult:
+    """Read the file, check it is the bytes the card was registered with, and extract (with the catalogue's
+    knowledge and the card's name, one confirmed reading is enough). Never raises."""
     started = time.perf_counter()
     try:
         data = Path(task.path).read_bytes()
@@ -95,14 +97,14 @@ def process_task(task: Task, engine: Any, known_set_codes: Collection[str]) -> T
             outcome = EvidenceSkip("content-changed", {"expected": task.content_sha256, "actual": actual})
         else:
             try:
-                outcome = extract_evidence(data, known_set_codes=known_set_codes, engine=engine,
-                                           only=task.extractors)
+                outcome = extract_evidence(data, known_set_codes=catalog.set_codes, engine=engine,
+                                           only=task.extractors, catalog=catalog, name=task.name)
             except Exception as err:  # noqa: BLE001 - a bug on one image must not end the batch
                 outcome = EvidenceSkip("extraction-error", {"error": f"{type(err).__name__}: {err}"})
     return TaskResult(task.card_id, task.content_sha256, outcome, time.perf_counter() - started)
 
 
-def worker_main(index: int, settings: PoolSettings, known: list[str], owner_pid: int,
+def worker_main(index: int, settings: PoolSettings, catalog: ReadCatalog, owner_pid: int,
                  tasks: mp.Queue, results: mp.Queue) -> None:
     _die_with(owner_pid)
     from stage_e_dagster.resources.ocr_slots import OcrSlots
@@ -118,8 +120,7 @@ def worker_main(index: int, settings: PoolSettings, known: list[str], owner_pid:
             results.put(("error", index, f"OCR engine {settings.engine!r} unavailable: {err}"))
             return
         results.put(("ready", index, held[0]))
-        known_codes = frozenset(known)
         while (task := tasks.get()) is not None:
-            results.put(("result", index, process_task(task, engine, known_codes)))
+            results.put(("result", index, process_task(task, engine, catalog)))
 
 

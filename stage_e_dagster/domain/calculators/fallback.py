@@ -20,7 +20,7 @@ from stage_e_dagster.domain.calculators.matching import (
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
-from stage_e_dagster.domain.evidence.model import Evidence
+from stage_e_dagster.domain.evidence.model import AMBIGUOUS_BORDER, Evidence
 
 FALLBACK_ID = "stage-d-fallback-v1"
 
@@ -37,8 +37,9 @@ SubCheck = Callable[[CardRef, Evidence, Sequence[PrintingRef], Mapping[str, Expa
 def border_check(
     card: CardRef, evidence: Evidence, candidates: Sequence[PrintingRef], expansions: Mapping[str, ExpansionRef]
 ) -> set[int] | None:
-    """Keep printings whose border colour matches the scan's (or is unknown). No reading without both sides."""
-    if evidence.border_color is None or all(p.border_color is None for p in candidates):
+    """Keep printings whose border colour matches the scan's (or is unknown). No reading without both sides, and
+    none from an ambiguous band (it claims nothing, so it rules nothing out)."""
+    if evidence.border_color in (None, AMBIGUOUS_BORDER) or all(p.border_color is None for p in candidates):
         return None
     seen = evidence.border_color.lower()
     return {p.id for p in candidates if p.border_color is None or p.border_color.lower() == seen}

@@ -20,7 +20,7 @@ from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.parse import fold, levenshtein
 
-JOIN_KEY_ID = "stage-d-join-key-v1"
+JOIN_KEY_ID = "stage-d-join-key-v2"
 
 # Set code and number both read and both matching one printing.
 CONFIDENCE_SET_AND_NUMBER = 0.85

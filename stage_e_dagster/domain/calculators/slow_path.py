@@ -94,7 +94,7 @@ class CalculatorOutcome:
     slow_path: Abstention | None = None
 
     def labels(self, registry: Sequence[Calculator] = CALCULATORS) -> dict[str, str]:
-        """Outcome label per calculator id and the router, e.g. `{"stage-d-join-key-v1": "vote", ...}`."""
+        """Outcome label per calculator id and the router, e.g. `{"stage-d-join-key-v2": "vote", ...}`."""
         labels = {calc.id: outcome_label(self.results.get(calc.id)) for calc in registry}
         labels[SLOW_PATH_ID] = TO_REVIEW if self.slow_path is not None else "not-routed"
         return labels

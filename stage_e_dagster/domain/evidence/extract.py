@@ -24,7 +24,7 @@ from stage_e_dagster.domain.evidence.parse import has_proxy_marker, parse_copyri
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 
 EXTRACTOR_VERSIONS: dict[str, str] = {
-    "geometry": "geometry-v2",
+    "geometry": "geometry-v3",
     "collector": "collector-v2",
     "legal": "legal-v2",
     "hashes": "hashes-v2",

@@ -8,6 +8,7 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.model import AMBIGUOUS_BORDER
 
 # An aspect ratio further than this (relative) from both the trim and the bleed ratio is "ambiguous".
 ASPECT_TOLERANCE = 0.015
@@ -71,21 +72,22 @@ def _band_pixels(img: Image.Image, trim: layout.TrimRect) -> np.ndarray:
 
 
 def border_color(img: Image.Image, trim: layout.TrimRect) -> str:
-    """Border colour of the card: black, white, silver, gold, or borderless when the band is not uniform."""
+    """Border colour of the card: black, white, silver or gold; `ambiguous` when the band is not one uniform colour
+    (which a borderless printing shows, but so do a busy scanner bed and damage: it is no claim either way)."""
     pixels = _band_pixels(img, trim)
     if pixels.size == 0:
-        return "borderless"
+        return AMBIGUOUS_BORDER
     median = np.median(pixels, axis=0)
     spread = float(np.median(np.abs(pixels - median).sum(axis=1)))
     r, g, b = (float(v) for v in median)
     luma = 0.299 * r + 0.587 * g + 0.114 * b
     chroma = max(r, g, b) - min(r, g, b)
     if spread > 60:
-        return "borderless"
+        return AMBIGUOUS_BORDER
     if chroma > 40 and r > b and g > b:
         return "gold"
     if chroma > 60:
-        return "borderless"
+        return AMBIGUOUS_BORDER
     if luma < 70:
         return "black"
     if luma > 200:

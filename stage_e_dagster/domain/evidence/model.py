@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+AMBIGUOUS_BORDER = "ambiguous"
+"""The border band is not one uniform colour (a borderless printing, a busy scan background, damage): no claim."""
+
 
 @dataclass
 class Evidence:
@@ -18,7 +21,7 @@ class Evidence:
     height: int | None = None
     aspect_ratio: float | None = None
     bleed_class: str | None = None  # "trimmed" | "bleed" | "ambiguous"
-    border_color: str | None = None  # "black" | "white" | "silver" | "gold" | "borderless"
+    border_color: str | None = None  # "black" | "white" | "silver" | "gold" | AMBIGUOUS_BORDER
     collector_raw: str | None = None
     collector_number: str | None = None
     set_code_raw: str | None = None

@@ -19,6 +19,8 @@ from stage_e_dagster.domain.evidence.parse import (
 )
 
 Key = tuple[str, str]  # (set code, normalised collector number)
+CODELESS_FRAMES = ("1993", "1997", "2003")
+"""Scryfall frames whose collector line prints no set code: a set all of whose printings use them is codeless."""
 
 
 @dataclass(frozen=True)
