@@ -1,0 +1,134 @@
+"""End to end against the naive baseline: `stage-e run --mode bulk` with one OCR slot over scans the demo renderer
+does not draw, beside a naive read of the same files measured in the same run.
+
+The bulk run is the real thing: ingested cards, the `micro_batch` job executed in process batch after batch,
+Stage C on one slot-holding worker with the catalogue, Stage D, Stage E, ledger and Dagster run records (an
+embedded Postgres under a temp home). The naive baseline reads each file, decodes it in full, crops the bottom-left
+corner and makes one plain Tesseract read, in this process (also shown with the project's faster decode); it runs
+once before and once after the bulk run, and the mean is the figure, so a shared host's load drift weighs on both
+sides. Prints figures, where the bulk run's time went, and the ratio; asserts nothing.
+Usage: python bench/bulk_run.py [--cards N] [--profile unseen|hard|demo] [--batch-size N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+os.environ["OMP_THREAD_LIMIT"] = "1"
+
+from PIL import Image  # noqa: E402
+
+from stage_e_dagster.demo.catalog import generate_catalog, write_catalog  # noqa: E402
+from stage_e_dagster.demo.hard import HardScan, plan_scans  # noqa: E402
+from stage_e_dagster.demo.symbols import render_set_symbol  # noqa: E402
+from stage_e_dagster.domain.evidence.load import load_scan  # noqa: E402
+from stage_e_dagster.domain.evidence.model import EvidenceSkip  # noqa: E402
+from stage_e_dagster.domain.evidence.ocr import make_engine  # noqa: E402
+
+PRINTINGS, SEED = 2000, 5
+
+
+def naive_ms_per_card(paths: list[Path], fast_decode: bool = False) -> float:
+    """Read, decode, crop the collector corner, one plain read: wall ms per card. The naive decode is Pillow's full
+    decode; `fast_decode` uses the project's loader instead (JPEG draft decode to a working size)."""
+    engine = make_engine("tesserocr")
+    started = time.perf_counter()
+    for path in paths:
+        data = path.read_bytes()
+        if fast_decode:
+            loaded = load_scan(data)
+            assert not isinstance(loaded, EvidenceSkip)
+            img = loaded.image
+        else:
+            img = Image.open(io.BytesIO(data)).convert("RGB")
+        engine.read(img.crop((0, round(img.height * 0.86), round(img.width * 0.45), img.height)).convert("L"))
+    return 1000 * (time.perf_counter() - started) / len(paths)
+
+
+def prepare(root: Path, cards: int, profile: str) -> list[Path]:
+    catalog = generate_catalog(PRINTINGS, seed=SEED)
+    write_catalog(root / "catalog.json", catalog)
+    symbols = root / "symbols"
+    symbols.mkdir()
+    for code in sorted({c["set"] for c in catalog}):
+        render_set_symbol(code).save(symbols / f"{code}.png")
+    scans = root / "scans"
+    scans.mkdir()
+    paths = []
+    for index, scan in enumerate(plan_scans(catalog, cards, profile, seed=SEED)):
+        path = scans / f"{_front(scan)} ({index}).jpg"
+        path.write_bytes(scan.jpeg())
+        paths.append(path)
+    return paths
+
+
+def _front(scan: HardScan) -> str:
+    return str(scan.card["name"]).split(" // ")[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=200)
+    parser.add_argument("--profile", default="unseen")
+    parser.add_argument("--batch-size", type=int, default=100)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="se-b-", dir="/tmp"))
+    os.environ.update({"STAGE_E_HOME": str(root), "STAGE_E_OCR_MAX_SLOTS": "1", "STAGE_E_DATABASE_URL": "",
+                       "STAGE_E_DAGSTER_DATABASE_URL": ""})
+    os.environ.pop("DAGSTER_HOME", None)
+    from dagster import DagsterInstance
+
+    from stage_e_dagster.bulk import run_backlog
+    from stage_e_dagster.db import ledger
+    from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
+    from stage_e_dagster.db.ingest import ingest_directory
+    from stage_e_dagster.db.migrate import upgrade
+    from stage_e_dagster.db.server import EmbeddedPostgres
+    from stage_e_dagster.runtime import prepare_dagster_environment
+
+    try:
+        print(f"rendering {args.cards} '{args.profile}' scans ...", flush=True)
+        paths = prepare(root, args.cards, args.profile)
+        prepare_dagster_environment()
+        url = os.environ["STAGE_E_DATABASE_URL"]
+        upgrade(url)
+        store_symbol_hashes(url, root / "symbols", import_catalog(url, root / "catalog.json"))
+        ingest_directory(url, root / "scans", "bench")
+        naive_before, fast_before = naive_ms_per_card(paths), naive_ms_per_card(paths, fast_decode=True)
+        started = time.perf_counter()
+        with DagsterInstance.get() as instance:
+            summary = run_backlog(instance, url, batch_size=args.batch_size)
+        bulk = 1000 * (time.perf_counter() - started) / args.cards
+        naive_after, fast_after = naive_ms_per_card(paths), naive_ms_per_card(paths, fast_decode=True)
+        fast = (fast_before + fast_after) / 2
+        stage_c = stage_d = 0.0
+        for row in ledger.recent(url, 1000):
+            stage_c += float(row.counters.get("stage_c", {}).get("elapsed_seconds") or 0)
+            stage_d += float(row.counters.get("stage_d", {}).get("elapsed_s") or 0)
+        naive = (naive_before + naive_after) / 2
+        load = os.getloadavg()[0]
+        print(f"bulk run: {summary.line()}")
+        print(f"{'':28s}{'ms/card':>10s}{'cards/s':>10s}")
+        print(f"{'stage-e run, 1 OCR slot':28s}{bulk:10.1f}{1000 / bulk:10.2f}")
+        print(f"{'naive baseline':28s}{naive:10.1f}{1000 / naive:10.2f}   (before {naive_before:.1f}, "
+              f"after {naive_after:.1f})")
+        print(f"{'naive with the fast decode':28s}{fast:10.1f}{1000 / fast:10.2f}")
+        per = 1000 / args.cards
+        print(f"  of which Stage C {stage_c * per:.1f} ms/card, Stage D {stage_d * per:.1f} ms/card, the rest "
+              f"(run launch, resources, events, Stage E) {bulk - (stage_c + stage_d) * per:.1f} ms/card")
+        print(f"bulk / naive: {bulk / naive:.2f}; bulk / naive with the fast decode: {bulk / fast:.2f} (below 1: the "
+              f"whole pipeline is faster per card than one plain read); load average {load:.2f} on {os.cpu_count()} "
+              "CPUs")
+    finally:
+        EmbeddedPostgres(root / "pg").destroy()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
