@@ -5,36 +5,17 @@ Kept apart from the calculators so that join-key and fallback judge numbers and 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from stage_e_dagster.domain.bits import hamming as hamming_distance
 from stage_e_dagster.domain.catalog import ExpansionRef, PrintingRef
+from stage_e_dagster.domain.evidence.parse import normalise_collector_number as normalise_collector_number
 
 # Two set-symbol hashes at most this many bits apart show the same symbol.
 SYMBOL_MAX_DISTANCE = 6
 # The nearest symbol wins only when the runner-up is more than this many bits further away.
 SYMBOL_MARGIN = 6
-
-_STARS = str.maketrans(dict.fromkeys("★☆✶✱⭑\u2217", "*"))
-_LEADING_ZEROS = re.compile(r"^0+(?=\d)")
-_SPACES = re.compile(r"\s+")
-
-
-def normalise_collector_number(raw: str | None) -> str:
-    """Comparable form of a collector number: no leading zeros, lower-case suffix, a star as a trailing `*`.
-
-    A printed total (`123/280`) is dropped, so `0123/280` and `123` compare equal; `12A` equals `12a`; `7★`,
-    `★7` and `07*` all become `7*` (the parser writes the star first, Scryfall usually last). Returns "" for
-    a missing or blank number.
-    """
-    if raw is None:
-        return ""
-    text = _SPACES.sub("", raw.translate(_STARS)).lower().split("/", 1)[0]
-    body = text.replace("*", "")
-    starred = "*" if len(body) < len(text) else ""
-    return _LEADING_ZEROS.sub("", body) + starred
 
 
 def normalise_set_code(code: str | None) -> str | None:
