@@ -23,6 +23,7 @@ from sqlalchemy import Connection, TextClause, text
 from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.consensus_store import card_votes
 from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.identity_groups import copies_of
 from stage_e_dagster.db.review import machine_hit_sql
 from stage_e_dagster.db.stage_d_inputs import load_candidates, load_current_evidence
 from stage_e_dagster.db.votes import VoteCheck, VoteError
@@ -268,6 +269,7 @@ def load_card_view(conn: Connection, card_id: int, policy: str = "funnel") -> Ca
                            if calc.label.replace("-", "_") in detail},
         machine_picks=picks, human_votes=humans, candidates=ordered,
         consensus_reason=resolve(votes, policy).reason, printing_labels=printing_labels(ordered, extra),
+        copies=max(1, len(copies_of(conn, card_id))),
     )
 
 

@@ -89,6 +89,8 @@ class CardView:
     consensus_reason: str = ""
     printing_labels: dict[int, str] = field(default_factory=dict)
     """`SET #number` of every printing the page mentions (candidates, votes, the resolved printing)."""
+    copies: int = 1
+    """Cards with these exact bytes (this one included); a vote here is stored on every one of them."""
 
     @property
     def awaiting(self) -> bool:

@@ -153,3 +153,11 @@ def test_the_vote_check_refuses_stale_or_foreign_votes_and_lets_a_repeat_through
     assert human_votes(review_db, routed.card_id) == []
     _vote(review_db, second.card_id, "bob", no_match=True)
     assert human_votes(review_db, second.card_id) == [(second.card_id, "bob", "user", None, True)]
+
+
+def test_the_card_view_counts_the_copies_a_vote_will_reach(review_db, corpus):
+    first, second = corpus[0], corpus[1]
+    assert _view(review_db, first.card_id).copies == 1
+    _sql(review_db, "UPDATE card SET content_sha256 = (SELECT content_sha256 FROM card WHERE id = :a) WHERE id = :b",
+         a=first.card_id, b=second.card_id)
+    assert _view(review_db, first.card_id).copies == 2 and _view(review_db, second.card_id).copies == 2
