@@ -94,13 +94,17 @@ class Supervised:
             self._signal_group(signal.SIGINT)
 
     def kill(self) -> None:
-        """Stop now: SIGTERM to the group, SIGKILL to whatever is left after a short grace."""
+        """Stop now: SIGTERM to the group and every process seen, SIGKILL to whatever is left after a short
+        grace."""
         if self.escalated:
             return
         self.escalated = True
         self._record_tree()
         self._signal_group(signal.SIGTERM)
-        self._end(self._alive(), TERM_GRACE_SECONDS)
+        left = self._alive()
+        for proc in left:
+            _send(proc, signal.SIGTERM)
+        self._end(left, TERM_GRACE_SECONDS)
 
     def finish(self) -> list[Tracked]:
         """After the child exited: end every remembered process still running (group members and orphans alike);

@@ -121,7 +121,8 @@ def sync_running(instance: DagsterInstance) -> bool:
 
 
 def evaluate_inbox(instance: DagsterInstance, url: str, cursor: str | None, now: float | None = None,
-                   list_dir: Callable[[Path], Listing | None] = list_images) -> SensorResult | SkipReason:
+                   list_dir: Callable[[Path], Listing | None] = list_images,
+                   log: Callable[[str], None] = lambda message: None) -> SensorResult | SkipReason:
     """One `source_inbox` tick."""
     sources = [s for s in list_sources(url) if s.kind == "directory"]
     if not sources:
@@ -132,6 +133,7 @@ def evaluate_inbox(instance: DagsterInstance, url: str, cursor: str | None, now:
     request, kept, message = decide(tick, previous, active, time.time() if now is None else now)
     if request is None:
         return SkipReason(message)
+    log(message)
     return SensorResult(run_requests=[request], cursor=kept.dump())
 
 
@@ -146,7 +148,7 @@ def build_source_inbox(interval_seconds: int = Settings.inbox_interval_seconds) 
         description="Requests a quick sync of the source directories whose files appeared, changed or vanished.",
     )
     def source_inbox(context: SensorEvaluationContext, database: AppDatabase) -> SensorResult | SkipReason:
-        return evaluate_inbox(context.instance, database.url, context.cursor)
+        return evaluate_inbox(context.instance, database.url, context.cursor, log=context.log.info)
 
     return source_inbox
 
