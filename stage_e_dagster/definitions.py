@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dagster import DefaultScheduleStatus, Definitions, EnvVar, ScheduleDefinition
+from dagster import Definitions, EnvVar
 
 from stage_e_dagster.assets.checks import ASSET_CHECKS
 from stage_e_dagster.assets.sources import card_sources
@@ -19,6 +19,7 @@ from stage_e_dagster.resources.ocr_slots import OcrSlots
 from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.backstop import build_backstop_sweep
 from stage_e_dagster.sensors.card_stream import build_card_stream
+from stage_e_dagster.sensors.checks import build_invariant_checks
 from stage_e_dagster.sensors.run_failures import record_run_failures
 from stage_e_dagster.sensors.source_inbox import build_source_inbox, build_source_resync
 from stage_e_dagster.settings import Settings, review_page_url, var_name
@@ -35,7 +36,7 @@ def build_definitions(settings: Settings) -> Definitions:
                  build_source_inbox(settings.inbox_interval_seconds)],
         schedules=[build_backstop_sweep(settings.sweep_cron, settings.sweep_timezone),
                    build_source_resync(settings.resync_cron, settings.sweep_timezone),
-                   invariant_checks_schedule(settings.checks_cron, settings.sweep_timezone)],
+                   build_invariant_checks(settings.checks_cron, settings.sweep_timezone)],
         resources={
             "database": database,
             # A batch waits a little for a slot before it throttles, so two queued batches on a one-slot host take
@@ -52,13 +53,6 @@ def build_definitions(settings: Settings) -> Definitions:
             "consensus": Consensus(policy=settings.consensus_policy, review_page_url=review_page_url(settings)),
         },
     )
-
-
-def invariant_checks_schedule(cron: str, timezone: str) -> ScheduleDefinition:
-    """`invariant_checks` on `Settings.checks_cron`: every asset check, against the whole database."""
-    return ScheduleDefinition(name="invariant_checks", job=invariant_checks, cron_schedule=cron,
-                              execution_timezone=timezone, default_status=DefaultScheduleStatus.RUNNING,
-                              description="Runs every asset check; a broken invariant fails the run.")
 
 
 defs = build_definitions(Settings.from_env())

@@ -3,8 +3,9 @@
 `dagster dev` runs as a supervised child in its own process group (`supervise.Supervised`). Ctrl-C (or SIGTERM,
 SIGHUP) stops the whole group in order, a second Ctrl-C stops it at once; any process of the tree still running
 afterwards is ended, and runs whose workers had to be ended are marked failed so they hold no queue slot. Then the
-embedded Postgres is stopped if this command started it; a server that was running before is left running. The data
-stays under `$STAGE_E_HOME`, so the next `stage-e dev` (or `make demo`) carries on where this one stopped.
+embedded Postgres is stopped if this command started it (or `--stop-postgres` says its caller did); a server that was
+running before is left running. The data stays under `$STAGE_E_HOME`, so the next `stage-e dev` (or `make demo`)
+carries on where this one stopped.
 
 With `--feed SCANS --feed-into INBOX`, a background thread copies scans into a registered source directory in waves
 while Dagster runs (the demo's inbox); it stops with the command.
@@ -37,8 +38,11 @@ POLL_SECONDS = 0.5
               help="Seconds between waves.")
 @click.option("--stop-grace", type=click.FloatRange(min=0), default=30.0, show_default=True,
               help="Seconds Dagster gets to shut down after Ctrl-C before it is ended.")
+@click.option("--stop-postgres", is_flag=True,
+              help="On exit, stop the embedded Postgres even if it was running when this command started (for a "
+                   "caller that started it for this session, as `make demo` does for its setup steps).")
 def dev(host: str, port: int, feed_from: Path | None, feed_into: Path | None, feed_wave: int, feed_every: float,
-        stop_grace: float) -> None:
+        stop_grace: float, stop_postgres: bool) -> None:
     """Run `dagster dev` (UI, daemon, card stream, source inbox, sweep) against this project's Postgres; Ctrl-C
     stops it, its processes and the embedded Postgres it started."""
     from stage_e_dagster.db.urls import embedded_server
@@ -50,7 +54,7 @@ def dev(host: str, port: int, feed_from: Path | None, feed_into: Path | None, fe
     config = settings()
     embedded = not (config.database_url and config.dagster_database_url)
     server = embedded_server(config)
-    owns_server = embedded and not server.status().running
+    owns_server = embedded and (stop_postgres or not server.status().running)
     stops: list[int] = []
 
     def request_stop(signum: int, _frame: object) -> None:
@@ -64,7 +68,8 @@ def dev(host: str, port: int, feed_from: Path | None, feed_into: Path | None, fe
     except PostgresStartError as err:
         raise click.ClickException(str(err)) from err
     leaves = "stops Dagster and the embedded Postgres" if owns_server else \
-        "stops Dagster; the database keeps running (it was running before)"
+        "stops Dagster; the database keeps running (it was running before)" if embedded else \
+        "stops Dagster; the database is not this command's to stop"
     click.echo(f"Dagster UI on http://{host}:{port} (Ctrl-C {leaves})")
     child = Supervised([sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"),
                         "-h", host, "-p", str(port)], cwd=PROJECT_ROOT, grace=stop_grace)
