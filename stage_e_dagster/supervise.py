@@ -6,6 +6,7 @@ starts background jobs with SIGINT ignored, which children would inherit: `dagst
 sends SIGINT to the whole group, as a terminal would, so `dagster dev` shuts its webserver, daemon, code server and
 runs down in order; after `grace` seconds (or at once on `kill()`) the group gets SIGTERM, then SIGKILL.
 
+The child also gets SIGTERM if the supervisor itself dies (killed outright): `dagster dev` treats it as Ctrl-C.
 Processes that leave the group's tree before the end (a run worker orphaned when its code server exits) are
 remembered while they run: every `poll()` records the group's descendants, and `finish()` ends whichever of them is
 still alive, so a stop leaves no process behind.
@@ -13,6 +14,7 @@ still alive, so a stop leaves no process behind.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -24,6 +26,7 @@ from pathlib import Path
 import psutil
 
 TERM_GRACE_SECONDS = 5.0
+PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -63,9 +66,12 @@ class Supervised:
     escalated: bool = False
 
     def start(self) -> None:
+        """Start the child (call it before starting threads: the child's set-up runs between fork and exec)."""
+
         def defaults() -> None:
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 signal.signal(sig, signal.SIG_DFL)
+            _terminate_with_parent()
 
         self.proc = subprocess.Popen(list(self.argv), cwd=self.cwd, env=dict(self.env) if self.env else None,
                                      start_new_session=True, preexec_fn=defaults)
@@ -153,6 +159,16 @@ class Supervised:
         for proc in alive:
             _send(proc, signal.SIGKILL)
         psutil.wait_procs(alive, timeout=grace)
+
+
+def _terminate_with_parent() -> None:
+    """Ask Linux to send this process SIGTERM when its parent dies (`PR_SET_PDEATHSIG`), so a supervisor killed
+    outright (SIGKILL) still stops its child, which stops its own tree; elsewhere a no-op."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    except (OSError, AttributeError):
+        pass
 
 
 def _send(proc: psutil.Process, sig: signal.Signals) -> None:

@@ -62,34 +62,35 @@ def dev(host: str, port: int, feed_from: Path | None, feed_into: Path | None, fe
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, request_stop)
-    try:
-        prepare_dagster_environment(config)
-        app_url()  # the schema at head before Dagster starts
-    except PostgresStartError as err:
-        raise click.ClickException(str(err)) from err
-    leaves = "stops Dagster and the embedded Postgres" if owns_server else \
-        "stops Dagster; the database keeps running (it was running before)" if embedded else \
-        "stops Dagster; the database is not this command's to stop"
-    click.echo(f"Dagster UI on http://{host}:{port} (Ctrl-C {leaves})")
     child = Supervised([sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"),
                         "-h", host, "-p", str(port)], cwd=PROJECT_ROOT, grace=stop_grace)
     feeder = None
     code = 1
     session_start = time.time()
     try:
-        child.start()
-        if feed_from is not None and feed_into is not None:
-            from stage_e_dagster.demo.feed import Feeder
+        try:
+            prepare_dagster_environment(config)
+            app_url()  # the schema at head before Dagster starts
+        except PostgresStartError as err:
+            raise click.ClickException(str(err)) from err
+        if not stops:
+            leaves = "stops Dagster and the embedded Postgres" if owns_server else \
+                "stops Dagster; the database keeps running (it was running before)" if embedded else \
+                "stops Dagster; the database is not this command's to stop"
+            click.echo(f"Dagster UI on http://{host}:{port} (Ctrl-C {leaves})")
+            child.start()
+            if feed_from is not None and feed_into is not None:
+                from stage_e_dagster.demo.feed import Feeder
 
-            feeder = Feeder(feed_from, feed_into, wave=feed_wave, every=feed_every,
-                            say=lambda message: click.echo(message, err=True))
-            feeder.start()
-        code = _supervise(child, stops)
+                feeder = Feeder(feed_from, feed_into, wave=feed_wave, every=feed_every,
+                                say=lambda message: click.echo(message, err=True))
+                feeder.start()
+            code = _supervise(child, stops)
     finally:
         if feeder is not None:
             feeder.stop()
         _clean_up(child, session_start)
-        if owns_server:
+        if owns_server and server.status().running:
             click.echo("stopping the embedded Postgres this command started", err=True)
             server.stop()
     if stops:
