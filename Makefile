@@ -8,10 +8,10 @@ BIN := $(VENV)/bin
 DEMO_DIR ?= .stage_e/demo
 DEMO_PRINTINGS ?= 2000
 DEMO_CARDS ?= 400
+# The demo's scans arrive in the watched inbox in waves of DEMO_WAVE every DEMO_WAVE_SECONDS while Dagster runs.
+DEMO_WAVE ?= 50
+DEMO_WAVE_SECONDS ?= 20
 export OMP_THREAD_LIMIT := 1
-# The demo runs the UI, the daemon and OCR on one small machine: let the envelope's host-load bar sit at twice the
-# CPU count instead of the production default (usable cores), or a 2-core laptop halts the stream at once.
-DEMO_LOAD_CEILING ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 .PHONY: install test demo lint bench clean-data
 
@@ -29,12 +29,20 @@ test: install
 lint: install
 	$(BIN)/ruff check stage_e_dagster tests bench
 
+# Ctrl-C stops everything `make demo` started: Dagster, the inbox feeder, and the embedded Postgres unless it was
+# already running before (its setup steps start it, so `stage-e dev` is told with --stop-postgres).
 demo: install
-	@test -f $(DEMO_DIR)/catalog.json || $(BIN)/stage-e demo generate --printings $(DEMO_PRINTINGS) --cards $(DEMO_CARDS) --out $(DEMO_DIR)
-	$(BIN)/stage-e catalog import $(DEMO_DIR)/catalog.json --symbols $(DEMO_DIR)/symbols
-	$(BIN)/stage-e ingest $(DEMO_DIR)/scans --source demo
-	STAGE_E_HOST_LOAD_CEILING=$${STAGE_E_HOST_LOAD_CEILING:-$(DEMO_LOAD_CEILING)} \
-	STAGE_E_SWEEP_CRON="$${STAGE_E_SWEEP_CRON:-*/5 * * * *}" $(BIN)/stage-e dev
+	@if $(BIN)/stage-e postgres status >/dev/null 2>&1; then stop=; else stop=--stop-postgres; fi; \
+	cleanup() { [ -z "$$stop" ] || $(BIN)/stage-e postgres stop >/dev/null 2>&1; }; \
+	trap 'cleanup; exit 130' INT TERM; \
+	{ test -f $(DEMO_DIR)/catalog.json || $(BIN)/stage-e demo generate --printings $(DEMO_PRINTINGS) \
+		--cards $(DEMO_CARDS) --out $(DEMO_DIR); } && \
+	$(BIN)/stage-e catalog import $(DEMO_DIR)/catalog.json --symbols $(DEMO_DIR)/symbols && \
+	mkdir -p $(DEMO_DIR)/inbox && \
+	$(BIN)/stage-e sources add $(DEMO_DIR)/inbox --key demo || { cleanup; exit 1; }; \
+	trap - INT TERM; \
+	STAGE_E_SWEEP_CRON="$${STAGE_E_SWEEP_CRON:-*/5 * * * *}" exec $(BIN)/stage-e dev $$stop \
+		--feed $(DEMO_DIR)/scans --feed-into $(DEMO_DIR)/inbox --feed-wave $(DEMO_WAVE) --feed-every $(DEMO_WAVE_SECONDS)
 
 bench: install
 	for script in bench/*.py; do $(BIN)/python $$script || exit 1; done

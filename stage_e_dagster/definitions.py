@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dagster import Definitions, EnvVar
 
+from stage_e_dagster.assets.checks import ASSET_CHECKS
+from stage_e_dagster.assets.sources import card_sources
 from stage_e_dagster.assets.stage_c import image_evidence
 from stage_e_dagster.assets.stage_d import printing_votes
 from stage_e_dagster.assets.stage_e import dispatch_outcome
-from stage_e_dagster.jobs import micro_batch
+from stage_e_dagster.jobs import invariant_checks, micro_batch, sync_sources
 from stage_e_dagster.ops.acknowledge import acknowledge_envelope_trip
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
@@ -17,7 +19,9 @@ from stage_e_dagster.resources.ocr_slots import OcrSlots
 from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.backstop import build_backstop_sweep
 from stage_e_dagster.sensors.card_stream import build_card_stream
+from stage_e_dagster.sensors.checks import build_invariant_checks
 from stage_e_dagster.sensors.run_failures import record_run_failures
+from stage_e_dagster.sensors.source_inbox import build_source_inbox, build_source_resync
 from stage_e_dagster.settings import Settings, review_page_url, var_name
 
 
@@ -25,10 +29,14 @@ def build_definitions(settings: Settings) -> Definitions:
     """The code location for `settings`. The database URL stays an `EnvVar`: a secret never stored in config."""
     database = AppDatabase(database_url=EnvVar(var_name("database_url")))
     return Definitions(
-        assets=[image_evidence, printing_votes, dispatch_outcome],
-        jobs=[micro_batch, acknowledge_envelope_trip],
-        sensors=[build_card_stream(settings.stream_interval_seconds), record_run_failures],
-        schedules=[build_backstop_sweep(settings.sweep_cron, settings.sweep_timezone)],
+        assets=[card_sources, image_evidence, printing_votes, dispatch_outcome],
+        asset_checks=ASSET_CHECKS,
+        jobs=[micro_batch, sync_sources, invariant_checks, acknowledge_envelope_trip],
+        sensors=[build_card_stream(settings.stream_interval_seconds), record_run_failures,
+                 build_source_inbox(settings.inbox_interval_seconds)],
+        schedules=[build_backstop_sweep(settings.sweep_cron, settings.sweep_timezone),
+                   build_source_resync(settings.resync_cron, settings.sweep_timezone),
+                   build_invariant_checks(settings.checks_cron, settings.sweep_timezone)],
         resources={
             "database": database,
             # A batch waits a little for a slot before it throttles, so two queued batches on a one-slot host take
@@ -38,7 +46,8 @@ def build_definitions(settings: Settings) -> Definitions:
             "ocr": OcrSettings(engine=settings.ocr_engine,
                                tessdata_prefix=str(settings.tessdata_prefix) if settings.tessdata_prefix else None),
             "envelope": Envelope(database=database, host_load_ceiling=settings.host_load_ceiling,
-                                 load_target=settings.load_target),
+                                 load_target=settings.load_target,
+                                 trip_max_open_seconds=settings.trip_max_open_seconds),
             "stream": StreamControl(enabled=settings.streaming, batch_size=settings.batch_size,
                                     reclaim_after_seconds=settings.reclaim_after_seconds),
             "consensus": Consensus(policy=settings.consensus_policy, review_page_url=review_page_url(settings)),

@@ -1,4 +1,5 @@
-"""The `micro_batch` job contract: its name, its assets' keys, the batch it runs on (run config) and its tags.
+"""The job contracts: `micro_batch` (its name, its assets' keys, the batch it runs on (run config) and its tags),
+`sync_sources` (the `card_sources` asset over some or all sources) and `invariant_checks` (every asset check).
 
 Everything that starts or reads a micro-batch run (the stream sensor, the sweep, `stage-e run`, the run-failure
 sensor) goes through this module. Card ids travel in run config, never in tags (a long tag value fails run
@@ -30,6 +31,12 @@ TAG_MODE = "stage_e/mode"
 TAG_BATCH_SIZE = "stage_e/batch_size"
 TAG_FIRST_CARD = "stage_e/first_card"
 TAG_LAST_CARD = "stage_e/last_card"
+
+SYNC_SOURCES = "sync_sources"
+CARD_SOURCES = AssetKey("card_sources")
+TAG_SOURCES = "stage_e/sources"
+TAG_SYNC = "stage_e/sync"
+INVARIANT_CHECKS = "invariant_checks"
 
 
 @dataclass(frozen=True)
@@ -80,11 +87,47 @@ def batch_tags(trigger: str, mode: str, card_ids: Sequence[int]) -> dict[str, st
     }
 
 
+@dataclass(frozen=True)
+class SyncSpec:
+    """Which sources a `sync_sources` run brings in line with their directories (none named: every source), and
+    whether it reads every file (`full`) or only the files that changed since the previous sync."""
+
+    source_keys: tuple[str, ...] = ()
+    full: bool = False
+
+    def run_config(self) -> dict[str, Any]:
+        config = {"source_keys": list(self.source_keys), "full": self.full}
+        return {"ops": {CARD_SOURCES.path[-1]: {"config": config}}}
+
+    def tags(self) -> dict[str, str]:
+        named = ",".join(self.source_keys) or "*"
+        return {TAG_SOURCES: named if len(named) <= 200 else named[:197] + "...",
+                TAG_SYNC: "full" if self.full else "quick"}
+
+
 micro_batch = define_asset_job(
     MICRO_BATCH,
-    selection=AssetSelection.assets(*STAGE_ASSETS),
+    # The asset checks run in `invariant_checks` (on a schedule), not in every batch: they read whole tables.
+    selection=AssetSelection.assets(*STAGE_ASSETS).without_checks(),
     # One process per run: stages hand data over through Postgres, and a killed run takes its OCR workers with it.
     executor_def=in_process_executor,
     tags={TAG_JOB: MICRO_BATCH},
     description="One micro-batch of cards through evidence (C), votes (D) and dispatch outcome (E).",
+)
+
+sync_sources = define_asset_job(
+    SYNC_SOURCES,
+    selection=AssetSelection.assets(CARD_SOURCES).without_checks(),
+    executor_def=in_process_executor,
+    tags={TAG_JOB: SYNC_SOURCES},
+    description="Bring the card table in line with the source directories (new, changed and vanished files).",
+)
+
+invariant_checks = define_asset_job(
+    INVARIANT_CHECKS,
+    selection=AssetSelection.all_asset_checks(),
+    executor_def=in_process_executor,
+    tags={TAG_JOB: INVARIANT_CHECKS},
+    description="Every asset check: the pipeline's invariants, checked against the whole database. A failed check "
+                "fails the run.",
 )

@@ -127,7 +127,20 @@ class Settings:
     sweep_cron: str = setting(
         "STAGE_E_SWEEP_CRON", "*/30 * * * *", "backstop sweep schedule (cron)", shown="`*/30 * * * *`")
     sweep_timezone: str = setting(
-        "STAGE_E_SWEEP_TIMEZONE", "UTC", "time zone of the sweep's cron", shown="UTC")
+        "STAGE_E_SWEEP_TIMEZONE", "UTC", "time zone of every schedule's cron (sweep, source re-sync, checks)",
+        shown="UTC")
+    inbox_interval_seconds: int = setting(
+        "STAGE_E_INBOX_INTERVAL_SECONDS", 15, "`source_inbox` interval: how often the source directories' listings "
+        "are compared with the last one seen", _positive_int)
+    resync_cron: str = setting(
+        "STAGE_E_RESYNC_CRON", "0 3 * * *", "`source_resync` schedule (cron): a full re-sync of every source, "
+        "re-reading every file", shown="`0 3 * * *`")
+    checks_cron: str = setting(
+        "STAGE_E_CHECKS_CRON", "*/10 * * * *", "`invariant_checks` schedule (cron): runs every asset check",
+        shown="`*/10 * * * *`")
+    trip_max_open_seconds: float = setting(
+        "STAGE_E_TRIP_MAX_OPEN_SECONDS", 3600.0, "the `no_stale_open_trip` check fails once an envelope trip stayed "
+        "open this long", _positive_float, shown="3600")
     consensus_policy: str = setting(
         "STAGE_E_CONSENSUS_POLICY", "funnel", "or `machine-quorum`", _choice(*POLICIES), shown="`funnel`")
     review_host: str = setting(

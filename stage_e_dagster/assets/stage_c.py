@@ -8,12 +8,22 @@ ends without materialising Stage D and E.
 
 from pathlib import Path
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, RetryRequested, asset
+from dagster import (
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    RetryRequested,
+    TableColumn,
+    TableRecord,
+    TableSchema,
+    asset,
+)
 from pydantic import Field
 
 from stage_e_dagster.db import ledger
 from stage_e_dagster.host import process_owner
-from stage_e_dagster.jobs import IMAGE_EVIDENCE, MODES, TRIGGERS
+from stage_e_dagster.jobs import CARD_SOURCES, IMAGE_EVIDENCE, MODES, TRIGGERS
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_engine import OcrSettings
@@ -24,6 +34,13 @@ from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings
 
 HEARTBEAT_SECONDS = 10.0
+_SKIPS = TableSchema(columns=[TableColumn("reason", "string"), TableColumn("cards", "int")])
+
+
+def skip_table(skipped: dict[str, int]) -> MetadataValue:
+    """Stage C's named skips as a table, most frequent first (an empty table when nothing was skipped)."""
+    rows = sorted(skipped.items(), key=lambda item: (-item[1], item[0]))
+    return MetadataValue.table([TableRecord({"reason": r, "cards": n}) for r, n in rows], schema=_SKIPS)
 
 
 class ImageEvidenceConfig(Config):
@@ -38,7 +55,7 @@ class ImageEvidenceConfig(Config):
                                   "the ledger row.")
 
 
-@asset(key=IMAGE_EVIDENCE, group_name="stage_c", output_required=False, description=__doc__)
+@asset(key=IMAGE_EVIDENCE, group_name="stage_c", deps=[CARD_SOURCES], output_required=False, description=__doc__)
 def image_evidence(
     context: AssetExecutionContext,
     config: ImageEvidenceConfig,
@@ -94,6 +111,8 @@ def image_evidence(
         "carried_forward": counters.carried_forward,
         "current": counters.current,
         "skipped": dict(counters.skipped),
+        "skipped_total": sum(counters.skipped.values()),
+        "skip_reasons": skip_table(dict(counters.skipped)),
         "not_processed": counters.not_processed,
         "slots_held": counters.slots_held,
         "workers_started": counters.workers,

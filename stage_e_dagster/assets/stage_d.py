@@ -6,16 +6,32 @@ It depends on `image_evidence` by key only: data passes through Postgres, not an
 
 from typing import Any
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    TableColumn,
+    TableRecord,
+    TableSchema,
+    asset,
+)
 from pydantic import Field
 
 from stage_e_dagster.db import ledger
+from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.review import routed_among
 from stage_e_dagster.db.review_page import review_summary
 from stage_e_dagster.jobs import IMAGE_EVIDENCE, PRINTING_VOTES, batch_from_run_config
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.stages.stage_d import run_stage_d
 
+ROUTED_SHOWN = 10
+_SKIPS = TableSchema(columns=[TableColumn("calculator", "string"), TableColumn("reason", "string"),
+                              TableColumn("cards", "int")])
+_ROUTED = TableSchema(columns=[TableColumn("card", "int"), TableColumn("name", "string"),
+                               TableColumn("file", "string"), TableColumn("why", "string")])
 _HEADLINE = (
     "cards_processed", "votes_cast", "already_voted", "votes_removed", "routed_to_review", "review_markers_new",
     "cards_resolved", "newly_resolved", "cards_missing",
@@ -34,6 +50,10 @@ def stage_d_metadata(counters: dict[str, Any]) -> dict[str, Any]:
     """Materialization metadata from run_stage_d's counters: headline numbers, skips per calculator, speed."""
     metadata: dict[str, Any] = {name: MetadataValue.int(int(counters[name])) for name in _HEADLINE}
     metadata["skips"] = MetadataValue.json(counters["skips"])
+    rows = sorted(((calc, reason, n) for calc, reasons in counters["skips"].items() for reason, n in reasons.items()),
+                  key=lambda row: (-row[2], row[0], row[1]))
+    metadata["skip_reasons"] = MetadataValue.table(
+        [TableRecord({"calculator": calc, "reason": reason, "cards": n}) for calc, reason, n in rows], schema=_SKIPS)
     metadata["policy"] = MetadataValue.text(str(counters["policy"]))
     metadata["elapsed_s"] = MetadataValue.float(float(counters["elapsed_s"]))
     metadata["cards_per_s"] = MetadataValue.float(float(counters["cards_per_s"]))
@@ -41,12 +61,17 @@ def stage_d_metadata(counters: dict[str, Any]) -> dict[str, Any]:
 
 
 def review_metadata(url: str, card_ids: list[int], page: str | None) -> dict[str, Any]:
-    """How many cards await a person, and (with the review page's address) links to the page and to a sample of
-    the cards, this batch's first."""
+    """How many cards await a person, a sample of this batch's cards routed to review with the reasons, and (with
+    the review page's address) links to the page and to a sample of the cards, this batch's first."""
     counts, sample = review_summary(url, card_ids)
+    with get_engine(url).connect() as conn:
+        routed = routed_among(conn, card_ids, ROUTED_SHOWN)
     metadata: dict[str, Any] = {
         "review_queue": MetadataValue.int(counts.awaiting),
         "review_queue_routed": MetadataValue.int(counts.routed),
+        "routed_sample": MetadataValue.table(
+            [TableRecord({"card": r.card_id, "name": r.name, "file": r.identifier, "why": ", ".join(r.why)})
+             for r in routed], schema=_ROUTED),
     }
     if page:
         base = page.rstrip("/")

@@ -57,13 +57,18 @@ def catalog_import(file: Path, symbols: Path | None) -> None:
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--source", "source_key", required=True, help="A short key naming this source.")
 def ingest(directory: Path, source_key: str) -> None:
-    """Register every image under DIRECTORY as a card (re-running is idempotent)."""
-    from stage_e_dagster.db.ingest import ingest_directory
+    """Register every image under DIRECTORY as a card (re-running is idempotent); DIRECTORY becomes source
+    SOURCE_KEY, which the source_inbox sensor then watches (see `stage-e sources`)."""
+    from stage_e_dagster.db.sources import add_source, sync_source
 
     url = app_url()
+    source, _moved = add_source(url, source_key, directory)
     total = sum(len(files) for _d, _s, files in os.walk(directory))
     with click.progressbar(length=total, label="ingesting", file=sys.stderr) as bar:
-        summary = ingest_directory(url, directory, source_key, on_file=lambda _id: bar.update(1))
+        result = sync_source(url, source, full=True, on_file=lambda _id: bar.update(1))
+    if result.status == "unavailable":
+        raise click.ClickException(f"{directory} is missing or unreadable")
+    summary = result.summary
     for identifier in summary.unreadable:
         click.echo(f"unreadable image: {identifier}", err=True)
     for identifier, reason in summary.refused:

@@ -1,8 +1,9 @@
-"""`stage-e dev`, `run`, `status` and `slots`: running the pipeline and seeing where it stands."""
+"""`stage-e run`, `status` and `slots`: running the pipeline and seeing where it stands."""
 
 from __future__ import annotations
 
-import os
+import json
+import re
 import sys
 
 import click
@@ -13,17 +14,41 @@ from stage_e_dagster.db.server import PostgresStartError
 
 @click.command()
 @click.option("--recent", default=5, show_default=True, type=click.IntRange(min=0), help="Latest batches to show.")
-def status(recent: int) -> None:
-    """The pipeline at a glance: cards, backlog per stage, batches, review queue, OCR slots, envelope trips.
+@click.option("--json", "as_json", is_flag=True, help="One JSON document (keys documented in the README).")
+def status(recent: int, as_json: bool) -> None:
+    """The pipeline at a glance: cards by state, backlog per stage, batches, review queue, OCR slots, envelope
+    trips, and (with --json, when Dagster's storage answers) the run queue.
 
     Batches that died (their process is gone, or silent past the reclaim age) are reclaimed first."""
     from stage_e_dagster.db import ledger
-    from stage_e_dagster.db.status import format_status, pipeline_status
+    from stage_e_dagster.db.status import format_status, pipeline_status, status_document
 
     url = app_url()
-    for row in ledger.reap(url, settings().reclaim_after_seconds):
+    reclaimed = ledger.reap(url, settings().reclaim_after_seconds)
+    for row in reclaimed:
         click.echo(f"reclaimed batch {row.run_id}: {row.failure_reason}", err=True)
-    click.echo(format_status(pipeline_status(url, recent)))
+    state = pipeline_status(url, recent)
+    if not as_json:
+        click.echo(format_status(state))
+        return
+    document = status_document(state, run_queue(), [row.run_id for row in reclaimed])
+    click.echo(json.dumps(document, indent=2))
+
+
+def run_queue() -> dict[str, object]:
+    """Queued and started micro_batch runs from Dagster's run storage, or why it could not be read."""
+    try:
+        from dagster import DagsterInstance
+
+        from stage_e_dagster.runtime import prepare_dagster_environment
+        from stage_e_dagster.sensors.gates import queue_depth
+
+        prepare_dagster_environment(settings())
+        with DagsterInstance.get() as instance:
+            return {"reachable": True, **queue_depth(instance), "error": None}
+    except Exception as err:  # noqa: BLE001 - any failure means the queue cannot be read; status goes on
+        first = re.sub(r"://[^:/@\s]+:[^@\s]+@", "://***@", (str(err).strip().splitlines() or [""])[0])[:200]
+        return {"reachable": False, "queued": None, "started": None, "error": f"{type(err).__name__}: {first}"}
 
 
 @click.command()
@@ -32,25 +57,6 @@ def slots() -> None:
     from stage_e_dagster.db.slot_holders import format_slot_holders, list_slot_holders
 
     click.echo(format_slot_holders(list_slot_holders(app_url())))
-
-
-@click.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=3000, show_default=True, type=int)
-def dev(host: str, port: int) -> None:
-    """Run `dagster dev` (UI, daemon, card stream, sweep) against this project's Postgres."""
-    from stage_e_dagster.runtime import PROJECT_ROOT, prepare_dagster_environment
-
-    try:
-        prepare_dagster_environment(settings())
-    except PostgresStartError as err:
-        raise click.ClickException(str(err)) from err
-    app_url()  # the schema at head before Dagster starts
-    click.echo(f"Dagster UI on http://{host}:{port} (Ctrl-C stops it; the database keeps running)")
-    argv = [sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"),
-            "-h", host, "-p", str(port)]
-    os.chdir(PROJECT_ROOT)
-    os.execv(argv[0], argv)
 
 
 @click.command("run")

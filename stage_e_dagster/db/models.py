@@ -50,6 +50,10 @@ class Source(Base):
     kind: Mapped[str] = mapped_column(String(32), default="directory", server_default="directory")
     location: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = _created()
+    synced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When the last successful sync started (files older than it, with the same size, are not read again)."""
+    synced_listing: Mapped[str | None] = mapped_column(String(64))
+    """Digest of the directory listing the last successful sync started from (`domain.scan_files.list_images`)."""
 
 
 class Card(Base):

@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import Connection, TextClause, text
 
+from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.domain.calculators import CALCULATORS, SLOW_PATH_ID, TO_REVIEW, Calculator
 
 
@@ -108,3 +109,32 @@ def review_queue_size(conn: Connection, registry: Sequence[Calculator] = CALCULA
     """How many items are in the queue (an identity group counts once)."""
     _, count, hit_params = _queries(tuple(registry))
     return int(conn.execute(count, {"to_review": TO_REVIEW, "slow_path": SLOW_PATH_ID, **hit_params}).scalar_one())
+
+
+_ROUTED_IN = text(
+    "SELECT DISTINCT ON (l.card_id) l.card_id, c.name, c.identifier, l.detail -> 'why' AS why "
+    "FROM card_scan_log AS l JOIN card AS c ON c.id = l.card_id "
+    "WHERE l.card_id = ANY(CAST(:ids AS bigint[])) AND l.anonymous_id = :slow_path AND l.skip_reason = :to_review "
+    "AND c.printing_status = 'unresolved' AND c.missing_since IS NULL ORDER BY l.card_id, l.id DESC LIMIT :limit"
+)
+
+
+@dataclass(frozen=True)
+class RoutedCard:
+    """A card of a batch that the slow path routed to review and that is still unresolved, with why."""
+
+    card_id: int
+    name: str
+    identifier: str
+    why: list[str]
+
+
+def routed_among(conn: Connection, card_ids: Sequence[int], limit: int = 10) -> list[RoutedCard]:
+    """Up to `limit` of `card_ids` routed to review and still unresolved, by id, each with its latest marker's
+    reasons (`<calculator>:<outcome>`). Reads the scan log by card, so its cost follows the batch, not the log."""
+    if not card_ids or limit <= 0:
+        return []
+    params = {"ids": int_array(sorted(set(card_ids))), "slow_path": SLOW_PATH_ID, "to_review": TO_REVIEW,
+              "limit": limit}
+    rows = conn.execute(_ROUTED_IN, params).all()
+    return [RoutedCard(int(r.card_id), r.name, r.identifier, [str(w) for w in (r.why or [])]) for r in rows]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -44,3 +45,24 @@ def generate_command(
             workers=workers,
         )
     click.echo(summary.line())
+
+
+@demo.command("feed")
+@click.argument("source", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("inbox", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--wave", type=click.IntRange(min=1), default=50, show_default=True, help="Scans per wave.")
+@click.option("--every", type=click.FloatRange(min=0), default=20.0, show_default=True,
+              help="Seconds between waves.")
+def feed_command(source: Path, inbox: Path, wave: int, every: float) -> None:
+    """Copy SOURCE's scans into INBOX (a registered source directory) in waves; stops when all are there."""
+    from stage_e_dagster.demo.feed import Feeder
+
+    feeder = Feeder(source, inbox, wave=wave, every=every, say=click.echo)
+    feeder.start()
+    try:
+        while feeder.running():
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        click.echo(f"stopped after {feeder.copied} scans")
+    finally:
+        feeder.stop()

@@ -82,3 +82,53 @@ def content_phash(path: Path) -> int | None:
                 return hash_to_int(imagehash.phash(img.convert("L")))
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning):
         return None
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What a directory's image files look like right now, cheaply: how many, their total size, and a digest of
+    every file's relative path, size, modification time and inode-change time (nanoseconds; the latter moves when a
+    file is replaced by one with an old modification time). No file is opened, so a listing costs one `stat` per
+    file; the digest keeps whatever remembers it small whatever the number of files."""
+
+    files: int
+    total_bytes: int
+    digest: str
+
+
+def list_images(root: Path) -> Listing | None:
+    """The `Listing` of the image files under `root` (symlinks never followed, as `find_images`), or None when
+    `root` is not a readable directory (unmounted, removed): an absent directory is not an empty one."""
+    try:
+        if not root.is_dir():
+            return None
+        os.listdir(root)
+    except OSError:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    files = total = 0
+    pending = [(root, "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            with os.scandir(directory) as entries:
+                items = sorted(entries, key=lambda entry: entry.name)
+        except OSError:
+            digest.update(f"!{prefix}\n".encode())
+            continue
+        subdirs = []
+        for entry in items:
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append((Path(entry.path), f"{prefix}{entry.name}/"))
+                elif is_image_name(entry.name) and entry.is_file(follow_symlinks=False):
+                    stat = entry.stat(follow_symlinks=False)
+                    digest.update(f"{prefix}{entry.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ctime_ns}\n".encode())
+                    files += 1
+                    total += stat.st_size
+            except OSError:
+                continue  # vanished between the listing and the stat: it is not there
+        pending.extend(reversed(subdirs))
+    return Listing(files, total, digest.hexdigest())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dagster import ConfigurableResource, InitResourceContext
+from pydantic import Field
 
 from stage_e_dagster.db.migrate import require_head
 from stage_e_dagster.db.urls import normalise_url
@@ -14,7 +15,8 @@ class AppDatabase(ConfigurableResource):
     Other resources that need the database (OCR slots, the envelope) nest this one rather than carry a URL.
     """
 
-    database_url: str
+    database_url: str = Field(description="The application database's URL (`postgresql+psycopg2://...`); a secret, "
+                                          "so the definitions pass it as an `EnvVar`.")
 
     @property
     def url(self) -> str:

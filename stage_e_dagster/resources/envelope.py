@@ -29,6 +29,7 @@ from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signal
 from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.host import default_load_ceiling, default_load_target
 from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,10 @@ class Envelope(ConfigurableResource):
     failure_min_loads: int = Field(default=50, description="Fewer loads than this are never judged.")
     sample_interval_seconds: float = Field(
         default=60, description="`maybe_check` samples at most this often (per process)."
+    )
+    trip_max_open_seconds: float = Field(
+        default=Settings.trip_max_open_seconds, gt=0,
+        description="The `no_stale_open_trip` check fails once a trip stayed unacknowledged this long.",
     )
 
     _last_sampled: float | None = PrivateAttr(default=None)

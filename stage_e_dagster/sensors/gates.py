@@ -90,3 +90,9 @@ def backpressure_reason(queued: int, stream: StreamControl) -> str:
         f"backpressure: {queued} {MICRO_BATCH} runs already wait in the queue "
         f"(max_queued_runs={stream.max_queued_runs})"
     )
+
+
+def queue_depth(instance: DagsterInstance) -> dict[str, int]:
+    """Micro-batch runs waiting to start (`queued`) and under way (`started`), as Dagster's run storage has them."""
+    started = instance.get_runs_count(RunsFilter(job_name=MICRO_BATCH, statuses=[DagsterRunStatus.STARTED]))
+    return {"queued": queued_runs(instance), "started": started}

@@ -1,0 +1,174 @@
+"""Sources by event: the `source_inbox` sensor and the daily `source_resync` schedule.
+
+Each `source_inbox` tick lists every registered source directory (names, sizes and file times; no file is read,
+`domain.scan_files.list_images`) and compares the listing's digest with the one the source's last successful sync
+started from (`source.synced_listing`). Sources whose files appeared, changed or vanished since get one quick
+`sync_sources` run, which reads only those files; the card stream then takes the new cards on.
+
+The cursor remembers only what was requested last and when (one digest per source, so its size does not grow with
+the directories): while that request's run is queued or running nothing more is requested, and once it ended the
+same listings are requested again only after `RETRY_SECONDS` (a sync that failed is retried, never hot-looped and
+never forgotten: the database, not the cursor, says what was synced). A directory that is missing or unreadable is
+skipped and named in the tick's message.
+
+`source_resync` re-reads every file of every source once a day (`Settings.resync_cron`): the backstop for what a
+listing cannot show (a file rewritten in place with its size and both file times unchanged).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dagster import (
+    DagsterInstance,
+    DagsterInvalidDefinitionError,
+    DefaultScheduleStatus,
+    DefaultSensorStatus,
+    RunRequest,
+    RunsFilter,
+    ScheduleDefinition,
+    ScheduleEvaluationContext,
+    SensorDefinition,
+    SensorEvaluationContext,
+    SensorResult,
+    SkipReason,
+    schedule,
+    sensor,
+)
+
+from stage_e_dagster.db.sources import SourceRow, list_sources
+from stage_e_dagster.domain.scan_files import Listing, list_images
+from stage_e_dagster.jobs import SYNC_SOURCES, SyncSpec, sync_sources
+from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.sensors.gates import ACTIVE_STATUSES
+from stage_e_dagster.settings import Settings, var_name
+
+RETRY_SECONDS = 300.0
+"""After a requested sync ended without bringing the listings in, the same listings are requested again this late."""
+
+
+@dataclass(frozen=True)
+class InboxCursor:
+    """The last request: source key -> listing digest asked for, and when (POSIX seconds)."""
+
+    requested: Mapping[str, str]
+    at: float
+
+    @staticmethod
+    def parse(raw: str | None) -> InboxCursor:
+        try:
+            data = json.loads(raw or "")
+            return InboxCursor({str(k): str(v) for k, v in data["requested"].items()}, float(data["at"]))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return InboxCursor({}, 0.0)
+
+    def dump(self) -> str:
+        return json.dumps({"requested": dict(sorted(self.requested.items())), "at": round(self.at, 3)})
+
+
+@dataclass(frozen=True)
+class InboxTick:
+    """What one tick found: sources whose listing differs from their last sync, and sources that are unavailable."""
+
+    changed: dict[str, str]
+    unavailable: list[str]
+    unchanged: int
+
+
+def compare_listings(sources: list[SourceRow], list_dir: Callable[[Path], Listing | None] = list_images
+                     ) -> InboxTick:
+    """List every source directory and compare it with the listing its last successful sync started from."""
+    changed, unavailable, unchanged = {}, [], 0
+    for source in sources:
+        listing = list_dir(Path(source.location))
+        if listing is None:
+            unavailable.append(source.key)
+        elif listing.digest != source.synced_listing:
+            changed[source.key] = listing.digest
+        else:
+            unchanged += 1
+    return InboxTick(changed, unavailable, unchanged)
+
+
+def decide(tick: InboxTick, cursor: InboxCursor, sync_active: bool, now: float
+           ) -> tuple[RunRequest | None, InboxCursor, str]:
+    """The run to request (or None), the cursor to keep, and what the tick says."""
+    gone = f"; unavailable: {', '.join(tick.unavailable)}" if tick.unavailable else ""
+    if not tick.changed:
+        return None, cursor, f"{tick.unchanged} source(s) unchanged since their last sync{gone}"
+    names = ", ".join(sorted(tick.changed))
+    if sync_active:
+        return None, cursor, f"changed: {names}; a {SYNC_SOURCES} run is already queued or running{gone}"
+    if dict(cursor.requested) == tick.changed and now - cursor.at < RETRY_SECONDS:
+        wait = RETRY_SECONDS - (now - cursor.at)
+        return None, cursor, (f"changed: {names}; the sync requested {now - cursor.at:.0f} s ago did not take them "
+                              f"in; asking again in {wait:.0f} s{gone}")
+    spec = SyncSpec(tuple(sorted(tick.changed)))
+    signature = hashlib.blake2b(json.dumps(sorted(tick.changed.items())).encode(), digest_size=6).hexdigest()
+    request = RunRequest(run_key=f"source_inbox:{signature}:{int(now)}", run_config=spec.run_config(),
+                         tags=spec.tags())
+    return request, InboxCursor(dict(tick.changed), now), f"sync requested for {names}{gone}"
+
+
+def sync_running(instance: DagsterInstance) -> bool:
+    """A `sync_sources` run is queued or under way."""
+    return instance.get_runs_count(RunsFilter(job_name=SYNC_SOURCES, statuses=ACTIVE_STATUSES)) > 0
+
+
+def evaluate_inbox(instance: DagsterInstance, url: str, cursor: str | None, now: float | None = None,
+                   list_dir: Callable[[Path], Listing | None] = list_images,
+                   log: Callable[[str], None] = lambda message: None) -> SensorResult | SkipReason:
+    """One `source_inbox` tick."""
+    sources = [s for s in list_sources(url) if s.kind == "directory"]
+    if not sources:
+        return SkipReason("no source registered (stage-e sources add DIR --key K)")
+    tick = compare_listings(sources, list_dir)
+    previous = InboxCursor.parse(cursor)
+    active = bool(tick.changed) and sync_running(instance)
+    request, kept, message = decide(tick, previous, active, time.time() if now is None else now)
+    if request is None:
+        return SkipReason(message)
+    log(message)
+    return SensorResult(run_requests=[request], cursor=kept.dump())
+
+
+def build_source_inbox(interval_seconds: int = Settings.inbox_interval_seconds) -> SensorDefinition:
+    """The `source_inbox` sensor, ticking at most every `interval_seconds` (`Settings.inbox_interval_seconds`)."""
+
+    @sensor(
+        name="source_inbox",
+        job=sync_sources,
+        minimum_interval_seconds=interval_seconds,
+        default_status=DefaultSensorStatus.RUNNING,
+        description="Requests a quick sync of the source directories whose files appeared, changed or vanished.",
+    )
+    def source_inbox(context: SensorEvaluationContext, database: AppDatabase) -> SensorResult | SkipReason:
+        return evaluate_inbox(context.instance, database.url, context.cursor, log=context.log.info)
+
+    return source_inbox
+
+
+def build_source_resync(cron: str = Settings.resync_cron, timezone: str = Settings.sweep_timezone
+                        ) -> ScheduleDefinition:
+    """The daily `source_resync` schedule: a full sync of every source."""
+    try:
+        @schedule(
+            name="source_resync",
+            job=sync_sources,
+            cron_schedule=cron,
+            execution_timezone=timezone,
+            default_status=DefaultScheduleStatus.RUNNING,
+            description="Re-reads every file of every source (the backstop for what a listing cannot show).",
+        )
+        def source_resync(context: ScheduleEvaluationContext) -> RunRequest:
+            spec = SyncSpec(full=True)
+            return RunRequest(run_config=spec.run_config(), tags=spec.tags())
+    except DagsterInvalidDefinitionError as err:
+        raise ValueError(f"source re-sync: {err} (set {var_name('resync_cron')} / "
+                         f"{var_name('sweep_timezone')})") from err
+    return source_resync
