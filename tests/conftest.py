@@ -146,3 +146,30 @@ def instance(shared_instance):
     """A real (sqlite-backed) Dagster instance with an empty run storage."""
     shared_instance.wipe()
     return shared_instance
+
+
+@pytest.fixture
+def home():
+    """A throwaway STAGE_E_HOME with an embedded Postgres of its own (see tests/live.py)."""
+    from tests.live import Home
+
+    made = Home()
+    yield made
+    made.server.destroy()
+    shutil.rmtree(made.root, ignore_errors=True)
+
+
+@pytest.fixture
+def dev(home):
+    """Start `stage-e dev` on `home` (each call another one); teardown kills every process each one started."""
+    from tests.live import Dev
+
+    started: list = []
+
+    def start():
+        started.append(Dev(home))
+        return started[-1]
+
+    yield start
+    for one in started:
+        one.kill_all()
