@@ -40,9 +40,10 @@ def test_ctrl_c_stops_dagster_and_the_embedded_postgres_it_started(home, dev):
         partial.replace(inbox / partial.name)
     wait_for(lambda: home.scalar("SELECT count(*) FROM card") == 3, 120, "the inbox files to become cards",
              every=running.record)
-    runs = running.graphql(_SYNC_RUNS)["runsOrError"]["results"]
-    assert any(r["status"] == "SUCCESS" and {"key": "dagster/sensor_name", "value": "source_inbox"} in r["tags"]
-               for r in runs), runs
+    # The cards are committed before the run that inserted them is marked finished: wait for that too.
+    wait_for(lambda: any(r["status"] == "SUCCESS" and {"key": "dagster/sensor_name", "value": "source_inbox"}
+                         in r["tags"] for r in running.graphql(_SYNC_RUNS)["runsOrError"]["results"]),
+             60, "a source_inbox sync run to succeed", every=running.record)
 
     assert running.ctrl_c() == 0
     assert running.left_behind() == []
