@@ -27,7 +27,7 @@ test: install
 	$(BIN)/pytest -q
 
 lint: install
-	$(BIN)/ruff check stage_e_dagster tests bench
+	$(BIN)/ruff check stage_e_dagster tests bench drills
 
 # Ctrl-C stops everything `make demo` started: Dagster, the inbox feeder, and the embedded Postgres unless it was
 # already running before (its setup steps start it, so `stage-e dev` is told with --stop-postgres).

@@ -150,8 +150,8 @@ def instance(shared_instance):
 
 @pytest.fixture
 def home():
-    """A throwaway STAGE_E_HOME with an embedded Postgres of its own (see tests/live.py)."""
-    from tests.live import Home
+    """A throwaway STAGE_E_HOME with an embedded Postgres of its own (see drills/live.py)."""
+    from drills.live import Home
 
     made = Home()
     yield made
@@ -162,7 +162,7 @@ def home():
 @pytest.fixture
 def dev(home):
     """Start `stage-e dev` on `home` (each call another one); teardown kills every process each one started."""
-    from tests.live import Dev
+    from drills.live import Dev
 
     started: list = []
 

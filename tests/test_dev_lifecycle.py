@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.live import wait_for
+from drills.live import wait_for
 from tests.test_sources import scan
 
 pytestmark = pytest.mark.slow
