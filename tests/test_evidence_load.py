@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import random
 import struct
-import time
 import zlib
 
 import numpy as np
@@ -92,9 +91,7 @@ def test_bad_bytes_become_named_skips(scan: Image.Image, engine: OcrEngine, make
 def test_decompression_bomb_is_refused_from_the_header(engine: OcrEngine, side: int) -> None:
     data = png_bomb(side, side)
     assert len(data) < 1_000 and side * side > MAX_PIXELS
-    started = time.perf_counter()
     result = extract_evidence(data, known_set_codes={"m20"}, engine=engine)
-    assert time.perf_counter() - started < 1.0
     assert isinstance(result, EvidenceSkip) and result.reason == "too-large"
 
 
