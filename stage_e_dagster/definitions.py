@@ -46,7 +46,7 @@ def build_definitions(settings: Settings) -> Definitions:
             "ocr": OcrSettings(engine=settings.ocr_engine,
                                tessdata_prefix=str(settings.tessdata_prefix) if settings.tessdata_prefix else None),
             "envelope": Envelope(database=database, host_load_ceiling=settings.host_load_ceiling,
-                                 load_target=settings.load_target,
+                                 rss_ceiling_mb=settings.rss_ceiling_mb, load_target=settings.load_target,
                                  trip_max_open_seconds=settings.trip_max_open_seconds),
             "stream": StreamControl(enabled=settings.streaming, batch_size=settings.batch_size,
                                     reclaim_after_seconds=settings.reclaim_after_seconds),

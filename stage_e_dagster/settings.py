@@ -112,6 +112,9 @@ class Settings:
     host_load_ceiling: float | None = setting(
         "STAGE_E_HOST_LOAD_CEILING", None, "the envelope's 1-minute load-average bar: a passive run above it trips",
         _positive_float, shown="2 x CPUs")
+    rss_ceiling_mb: float = setting(
+        "STAGE_E_RSS_CEILING_MB", 1024.0, "the envelope's memory bar: a passive run whose process or an OCR worker "
+        "holds more resident memory (MB) trips", _positive_float, shown="1024")
     load_target: float | None = setting(
         "STAGE_E_LOAD_TARGET", None, "the load governor runs one OCR worker fewer while the 1-minute load is above "
         "it, and one more once it stayed below for 30 s", _positive_float, shown="CPUs")

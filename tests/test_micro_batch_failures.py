@@ -59,11 +59,20 @@ def test_envelope_breach_halts_the_stream_until_acknowledged(db_url, batch, pg_d
     result = micro_batch_job(db_url, envelope=tripping).execute_in_process(
         run_config=batch.run_config(), instance=instance, raise_on_error=False)
     assert not result.success
-    ticker.tick()
-    ticker.tick()
+    # The run recorded its trip at the breach, before any sensor tick: a run queued behind it halts at its gate
+    # without tripping again.
     (trip,) = trips.open_trips(db_url)
-    assert trip.run_id == result.run_id and trip.bar == "rss"
+    assert trip.run_id == result.run_id and trip.bar == "rss" and trip.detail["recorded_by"] == "run"
+    assert trip.detail["step"] == "image_evidence" and trip.detail["cards"] == 6
+    queued = micro_batch_job(db_url, envelope=tripping).execute_in_process(
+        run_config=batch.run_config(), instance=instance, raise_on_error=False)
+    assert queued.success and ledger.get(db_url, queued.run_id).status == "halted"
+    assert trip.id in ledger.get(db_url, queued.run_id).failure_reason
+    ticker.tick()
+    ticker.tick()
+    assert [t.id for t in trips.open_trips(db_url)] == [trip.id], "one trip for the run that tripped, no more"
     assert ledger.get(db_url, result.run_id).status == "halted"
+    assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
     halted = _stream_tick(instance, db_url)
     assert isinstance(halted, dg.SkipReason) and trip.id in halted.skip_message
     trips.acknowledge(db_url, trip.id, "raised the memory ceiling")

@@ -77,7 +77,9 @@ def image_evidence(
     if config.trip_override and config.mode == "bulk":
         ledger.merge_counters(url, run_id, {"trip_override": config.trip_override.strip()})
         context.log.warning(f"running although an envelope trip may be open: {config.trip_override.strip()}")
-    envelope.check(mode=config.mode)
+    trip_detail = {"job": context.run.job_name, "step": context.asset_key.to_user_string(), "mode": config.mode,
+                   "trigger": config.trigger, "cards": len(config.card_ids)}
+    envelope.check(mode=config.mode, run_id=run_id, detail=trip_detail)
     workers = ocr.workers or ocr_slots.slot_count
     settings = PoolSettings(
         workers=workers, engine=ocr.engine, slots=ocr_slots.worker_config(),
@@ -88,7 +90,7 @@ def image_evidence(
 
     def on_tick(pids: list[int]) -> None:
         beat()
-        envelope.maybe_check(mode=config.mode, worker_pids=pids)
+        envelope.maybe_check(mode=config.mode, worker_pids=pids, run_id=run_id, detail=trip_detail)
 
     counters = run_stage_c(
         url, config.card_ids, run_id, settings, force=config.force, on_tick=on_tick, log=context.log.warning,

@@ -23,7 +23,9 @@ from stage_e_dagster.stages.stage_e import run_stage_e
 @asset(key=DISPATCH_OUTCOME, group_name="stage_e", deps=[PRINTING_VOTES], description=__doc__)
 def dispatch_outcome(context: AssetExecutionContext, database: AppDatabase, envelope: Envelope) -> MaterializeResult:
     batch = batch_from_run_config(context.run.run_config)
-    envelope.check(mode=batch.mode)
+    envelope.check(mode=batch.mode, run_id=context.run.run_id,
+                   detail={"job": context.run.job_name, "step": context.asset_key.to_user_string(),
+                           "mode": batch.mode, "trigger": batch.trigger, "cards": len(batch.card_ids)})
     outcome = run_stage_e(database.url, context.run.run_id, batch.card_ids)
     if not outcome.closed:
         context.log.warning(f"ledger row for {context.run.run_id} was missing or already closed; left as it was")

@@ -3,8 +3,9 @@ passive run that is over a bar.
 
 Assets call `check(mode=...)` when they start and Stage C calls `maybe_check(mode=..., worker_pids=...)` inside
 its loop (it samples at most every `sample_interval_seconds`). A breach raises `EnvelopeTripped`, a typed
-`dagster.Failure` whose metadata is exactly `bar`, `observed` and `ceiling`; the run-failure sensor turns it into
-an `envelope_trip` row and halts the stream until an operator acknowledges it. `bulk` runs are never sampled.
+`dagster.Failure` whose metadata is exactly `bar`, `observed` and `ceiling`. Given the run id, the check records the
+`envelope_trip` row itself at the breach (the run-failure sensor records it otherwise), which halts the stream and
+every queued run until an operator acknowledges it. `bulk` runs are never sampled.
 
 `governor(max_workers)` gives Stage C a load governor (`domain.governor`) aiming at `load_target`, below the
 host-load ceiling: OCR concurrency shrinks before the envelope has to trip.
@@ -19,11 +20,14 @@ import logging
 import os
 import time
 from collections.abc import Iterable
+from typing import Any
 
 import psutil
 from dagster import ConfigurableResource, Failure
 from pydantic import Field, PrivateAttr
+from sqlalchemy.exc import SQLAlchemyError
 
+from stage_e_dagster.db import trips
 from stage_e_dagster.db.image_loads import recent_load_counts
 from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, enforced, evaluate_bars
 from stage_e_dagster.domain.governor import Governor
@@ -63,7 +67,8 @@ class Envelope(ConfigurableResource):
     load_target: float | None = Field(
         default=None, description="The load governor shrinks OCR concurrency above this; default CPUs."
     )
-    rss_ceiling_mb: float = Field(default=1024, description="A worker's resident memory above this (MB) trips.")
+    rss_ceiling_mb: float = Field(default=Settings.rss_ceiling_mb,
+                                  description="A worker's resident memory above this (MB) trips.")
     failure_rate_ceiling: float = Field(
         default=0.01, description="Failed share of the recent image loads above this trips."
     )
@@ -97,17 +102,32 @@ class Envelope(ConfigurableResource):
         return Signals(host_load=self.read_host_load(), rss_mb=self.read_rss_mb(pids),
                        image_loads=self.read_image_loads())
 
-    def check(self, mode: str, worker_pids: Iterable[int] = (), now: float | None = None) -> None:
-        """Sample and raise `EnvelopeTripped` on a breach; returns without sampling for exempt (bulk) runs."""
+    def check(self, mode: str, worker_pids: Iterable[int] = (), now: float | None = None,
+              run_id: str | None = None, detail: dict[str, Any] | None = None) -> None:
+        """Sample and raise `EnvelopeTripped` on a breach; returns without sampling for exempt (bulk) runs.
+
+        With `run_id`, the trip is recorded for that run before the exception is raised, so a queued run that
+        starts a moment later finds it open at its gate instead of tripping again; the run-failure sensor's own
+        record of the same run is then a no-op (one trip per run). If the database cannot take the record, the
+        sensor records it once the run's failure is seen."""
         if not enforced(mode):
             return
         self._last_sampled = time.monotonic() if now is None else now
         breach = evaluate_bars(self.sample(worker_pids), self.ceilings())
-        if breach is not None:
-            logger.warning("%s", breach.describe())
-            raise EnvelopeTripped(breach)
+        if breach is None:
+            return
+        logger.warning("%s", breach.describe())
+        if run_id is not None:
+            try:
+                trips.record_trip(self.database.url, run_id, breach.bar[:32], breach.observed, breach.ceiling,
+                                  {**breach.detail, **(detail or {}), "recorded_by": "run"})
+            except SQLAlchemyError as err:
+                logger.warning("envelope: the trip of run %s was not recorded now (%s); the run-failure sensor "
+                               "records it", run_id, type(err).__name__)
+        raise EnvelopeTripped(breach)
 
-    def maybe_check(self, mode: str, worker_pids: Iterable[int] = (), now: float | None = None) -> bool:
+    def maybe_check(self, mode: str, worker_pids: Iterable[int] = (), now: float | None = None,
+                    run_id: str | None = None, detail: dict[str, Any] | None = None) -> bool:
         """`check` unless this resource sampled less than `sample_interval_seconds` ago; True when it sampled.
 
         `now` is a monotonic clock reading (default `time.monotonic()`), injectable for tests.
@@ -118,7 +138,7 @@ class Envelope(ConfigurableResource):
         last = self._last_sampled
         if last is not None and moment - last < self.sample_interval_seconds:
             return False
-        self.check(mode, worker_pids, now=moment)
+        self.check(mode, worker_pids, now=moment, run_id=run_id, detail=detail)
         return True
 
     # -- signal readers (None or a missing pid = unreadable, that bar is skipped) ------------------------------
