@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, text, update
 from sqlalchemy.dialects.postgresql import insert
 
+from stage_e_dagster.db.arrays import text_array
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.models import Card, Source
 from stage_e_dagster.domain.catalog import normalise_name
@@ -59,29 +60,59 @@ def ingest_directory(
     trust_before: float | None = None,
 ) -> IngestSummary:
     """Register every image under `root` as a card of source `source_key`; `on_file` is called per file seen.
-    `trust_before`: see the module docstring (None reads every file)."""
+    `trust_before`: see the module docstring (None reads every file).
+
+    Memory stays flat whatever the number of files: files are handled `BATCH_SIZE` at a time, each batch looking up
+    only its own stored rows, and the identifiers seen go to a temp table on the same connection, whose anti-join
+    with the source's cards names the vanished ones at the end."""
     root = root.resolve()
     if not root.is_dir():
         raise NotADirectoryError(f"{root} is not a directory")
     source_id = ensure_source(url, source_key, root)
-    engine = get_engine(url)
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(Card.identifier, Card.content_sha256, Card.missing_since, Card.size_bytes)
-            .where(Card.source_id == source_id)
-        ).all()
-    known = {row.identifier: row.content_sha256 for row in rows}
-    sizes = {row.identifier: row.size_bytes for row in rows}
-    were_missing = {row.identifier for row in rows if row.missing_since is not None}
     summary = IngestSummary()
-    seen: set[str] = set()
+    with get_engine(url).connect() as conn:
+        conn.execute(text(f"DROP TABLE IF EXISTS pg_temp.{_SEEN}"))
+        conn.execute(text(f"CREATE TEMP TABLE {_SEEN} (identifier text PRIMARY KEY)"))
+        conn.commit()
+        try:
+            batch: list[FoundFile] = []
+            for item in find_images(root):
+                if isinstance(item, Refused):
+                    summary.refused.append((item.identifier, item.reason))
+                    continue
+                batch.append(item)
+                if len(batch) >= BATCH_SIZE:
+                    _ingest_batch(conn, source_id, batch, summary, on_file, trust_before)
+                    batch = []
+            _ingest_batch(conn, source_id, batch, summary, on_file, trust_before)
+            summary.vanished = _mark_vanished(conn, source_id)
+        finally:
+            conn.rollback()
+            conn.execute(text(f"DROP TABLE IF EXISTS pg_temp.{_SEEN}"))
+            conn.commit()
+    return summary
+
+
+_SEEN = "ingest_seen"
+"""The temp table of the identifiers one ingest saw (one per connection, dropped when the ingest ends)."""
+_STORED = text("SELECT identifier, content_sha256, missing_since, size_bytes FROM card "
+               "WHERE source_id = :source AND identifier = ANY(CAST(:ids AS text[]))")
+
+
+def _ingest_batch(conn: Connection, source_id: int, batch: list[FoundFile], summary: IngestSummary,
+                  on_file: Callable[[str], None] | None, trust_before: float | None) -> None:
+    """Fingerprint one batch of files against their stored rows, upsert the new and changed ones, clear the
+    missing mark of the ones that came back, and record them as seen; one transaction."""
+    if not batch:
+        return
+    identifiers = text_array(item.identifier for item in batch)
+    conn.execute(text(f"INSERT INTO {_SEEN} SELECT unnest(CAST(:ids AS text[])) ON CONFLICT DO NOTHING"),
+                 {"ids": identifiers})
+    stored = {row.identifier: row for row in conn.execute(_STORED, {"source": source_id, "ids": identifiers})}
     pending: list[dict] = []
-    for item in find_images(root):
-        if isinstance(item, Refused):
-            summary.refused.append((item.identifier, item.reason))
-            continue
-        seen.add(item.identifier)
-        if trust_before is not None and _trusted(item, sizes.get(item.identifier), trust_before):
+    for item in batch:
+        known = stored.get(item.identifier)
+        if trust_before is not None and _trusted(item, known.size_bytes if known else None, trust_before):
             summary.unchanged += 1
             summary.trusted += 1
             if on_file:
@@ -92,22 +123,20 @@ def ingest_directory(
             on_file(item.identifier)
         if row is None:
             continue
-        previous = known.get(item.identifier)
-        if previous == row["content_sha256"]:
+        if known is not None and known.content_sha256 == row["content_sha256"]:
             summary.unchanged += 1
             continue
-        if previous is None:
+        if known is None:
             summary.new += 1
         else:
             summary.changed += 1
         pending.append(row)
-        if len(pending) >= BATCH_SIZE:
-            _upsert(engine, pending)
-            pending = []
-    _upsert(engine, pending)
-    summary.vanished = sorted(set(known) - seen)
-    _mark_presence(engine, source_id, summary.vanished, sorted(seen & were_missing))
-    return summary
+    _upsert(conn, pending)
+    back = [identifier for identifier, row in stored.items() if row.missing_since is not None]
+    if back:
+        conn.execute(update(Card).where(Card.source_id == source_id, Card.identifier.in_(back))
+                     .values(missing_since=None))
+    conn.commit()
 
 
 def _trusted(item: FoundFile, stored_size: int | None, trust_before: float) -> bool:
@@ -143,7 +172,7 @@ def _fingerprint(item: FoundFile, source_id: int, summary: IngestSummary) -> dic
     }
 
 
-def _upsert(engine, rows: list[dict]) -> None:
+def _upsert(conn: Connection, rows: list[dict]) -> None:
     if not rows:
         return
     stmt = insert(Card).values(rows)
@@ -160,21 +189,16 @@ def _upsert(engine, rows: list[dict]) -> None:
             "updated_at": func.now(),
         },
     )
-    with engine.begin() as conn:
-        conn.execute(stmt)
+    conn.execute(stmt)
 
 
-def _mark_presence(engine, source_id: int, vanished: list[str], reappeared: list[str]) -> None:
-    with engine.begin() as conn:
-        if vanished:
-            conn.execute(
-                update(Card)
-                .where(Card.source_id == source_id, Card.identifier.in_(vanished), Card.missing_since.is_(None))
-                .values(missing_since=func.now())
-            )
-        if reappeared:
-            conn.execute(
-                update(Card)
-                .where(Card.source_id == source_id, Card.identifier.in_(reappeared))
-                .values(missing_since=None)
-            )
+def _mark_vanished(conn: Connection, source_id: int) -> list[str]:
+    """Mark the source's cards this ingest did not see as missing (from now, unless they already were); their
+    identifiers, sorted."""
+    unseen = f"c.source_id = :source AND NOT EXISTS (SELECT 1 FROM {_SEEN} s WHERE s.identifier = c.identifier)"
+    conn.execute(text(f"UPDATE card AS c SET missing_since = now() WHERE {unseen} AND c.missing_since IS NULL"),
+                 {"source": source_id})
+    listed = text(f'SELECT c.identifier FROM card AS c WHERE {unseen} ORDER BY c.identifier COLLATE "C"')
+    vanished = list(conn.execute(listed, {"source": source_id}).scalars())
+    conn.commit()
+    return vanished
