@@ -54,7 +54,7 @@ _LOAD = [
               'card ' || (i % :printings + 1), NULL, md5(i::text) || md5((-i)::text), i * 7919, 250000 + i % 5000,
               CASE WHEN i <= :done AND i % 100 < 90 AND i % 3 = 0 THEN 'resolved' ELSE 'unresolved' END,
               CASE WHEN i <= :done AND i % 100 < 90 AND i % 3 = 0 THEN i % :printings + 1 END
-       FROM generate_series(1, :cards) AS i""",
+       FROM generate_series(CAST(1 AS bigint), :cards) AS i""",
     # current evidence for the done cards and for the Stage D half of the needing ones (not decided yet)
     """INSERT INTO image_evidence (card_id, content_sha256, extractor_versions, width, height, aspect_ratio,
                                    collector_number, set_code, copyright_year, art_phash, symbol_phash,
@@ -62,22 +62,22 @@ _LOAD = [
        SELECT i, md5(i::text) || md5((-i)::text), r.current_versions, 1040, 1456, 0.714, (i % 300)::text,
               's' || (i % 50), 2020, i * 31, i * 17, 250.0, 7.1, 'bench-run-' || (i / :batch),
               CASE WHEN i <= :done THEN r.decided_by END
-       FROM generate_series(1, :cards) AS i CROSS JOIN work_rule AS r
+       FROM generate_series(CAST(1 AS bigint), :cards) AS i CROSS JOIN work_rule AS r
        WHERE i <= :done OR i % 2 = 0""",
     # a confident machine vote for 90% of the done cards
     """INSERT INTO card_printing_tag (card_id, printing_id, is_no_match, anonymous_id, source, confidence, run_id)
        SELECT i, i % :printings + 1, false, :join_key, 'ocr', 0.99, 'bench-run-' || (i / :batch)
-       FROM generate_series(1, :done) AS i WHERE i % 100 < 90""",
+       FROM generate_series(CAST(1 AS bigint), :done) AS i WHERE i % 100 < 90""",
     # 3% of the done cards routed to review (no confident vote)
     """INSERT INTO card_scan_log (card_id, anonymous_id, skip_reason, evidence_key, run_id, detail)
        SELECT i, :slow_path, :to_review, md5(i::text) || md5((-i)::text), 'bench-run-' || (i / :batch),
               '{"why": ["no confident hit"]}'::jsonb
-       FROM generate_series(1, :done) AS i WHERE i % 100 >= 97""",
+       FROM generate_series(CAST(1 AS bigint), :done) AS i WHERE i % 100 >= 97""",
     # the work queue: exactly the newest 1%, as the triggers would have left it
     """INSERT INTO card_work (card_id, stage, attempts, retry_at)
        SELECT i, CASE WHEN i % 2 = 0 THEN 'D' ELSE 'C' END, CASE WHEN i % 20 = 0 THEN 2 ELSE 0 END,
               CASE WHEN i % 20 = 0 THEN now() + interval '1 hour' END
-       FROM generate_series(:done + 1, :cards) AS i""",
+       FROM generate_series(CAST(:done AS bigint) + 1, :cards) AS i""",
     # the ledger: one completed row per batch of done cards, then the running batches over needing cards
     """INSERT INTO dispatch_ledger (run_id, trigger, mode, card_ids, status, counters, started_at, finished_at,
                                    heartbeat_at)
