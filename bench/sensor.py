@@ -12,7 +12,8 @@ times after one warm-up call; the table shows the median and the slowest call in
 - `claim_sweep_range` for each sweep cursor, walking the work chunk after chunk (so each call claims a new range);
 - the whole card_stream evaluation (`evaluate_stream`: reclaim, gates, busy cards, lookup) and the whole backstop
   sweep tick (`evaluate_sweep`: a reconcile window of 20k card ids against the full rule, then the claims);
-- `review_queue_size` and the whole `pipeline_status` of `stage-e status`, for the record.
+- the whole `pipeline_status` of `stage-e status` and its three counts that read the catalogue (cards by state,
+  the funnel's machine-vote count, the review queue's size), for the record: they are not work lookups.
 
 The last line reads `worst lookup at 1M: <ms> ms; 1M/100k: <ratio>`: the largest median among the lookups (the
 rows marked `*`: tick lookups, backlog, work count, sweep claims) at the largest size, and that lookup's median
@@ -52,10 +53,12 @@ def measure(url: str, cards: int, repeats: int) -> dict[str, tuple[float, float]
     from dagster import DagsterInstance
     from sqlalchemy import text
 
+    from stage_e_dagster.db import status
     from stage_e_dagster.db.engine import get_engine
     from stage_e_dagster.db.review import review_queue_size
     from stage_e_dagster.db.status import pipeline_status
     from stage_e_dagster.db.stream import backlog, cards_needing_work, claim_sweep_range, count_needing_work
+    from stage_e_dagster.domain.calculators import MACHINE_PREFIX
     from stage_e_dagster.resources.stream import StreamControl
     from stage_e_dagster.sensors.backstop import evaluate_sweep
     from stage_e_dagster.sensors.card_stream import evaluate_stream
@@ -83,7 +86,10 @@ def measure(url: str, cards: int, repeats: int) -> dict[str, tuple[float, float]
         results["card_stream evaluation"] = timed(lambda: evaluate_stream(instance, url, stream), repeats)
         results["backstop sweep tick"] = timed(lambda: evaluate_sweep(instance, url, stream), repeats)
     with get_engine(url).connect() as conn:
-        results["review_queue_size"] = timed(lambda: review_queue_size(conn), repeats)
+        results["status: cards by state"] = timed(lambda: conn.execute(text(status._CARDS)).all(), repeats)
+        results["status: funnel (machine votes)"] = timed(
+            lambda: conn.execute(text(status._FUNNEL), {"machine": MACHINE_PREFIX + "%"}).one(), repeats)
+        results["status: review_queue_size"] = timed(lambda: review_queue_size(conn), repeats)
     results["pipeline_status (stage-e status)"] = timed(lambda: pipeline_status(url), repeats)
     return results
 

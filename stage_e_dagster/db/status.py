@@ -1,9 +1,12 @@
 """One read of the whole pipeline's state for `stage-e status`: cards, backlog, batches, trips, review, slots.
 
 `format_status` renders it for people and `status_document` as one JSON document for scripts (its keys are a
-contract, documented in the README). Every count stays cheap on a large catalogue: the funnel's "new" and "awaiting
-votes" come from the work queue (as small as the work), "with a machine vote" from the `(card_id, anonymous_id)`
-index of the votes, the ledger and trip counts from tables that grow with batches and trips.
+contract, documented in the README). What each count costs: the backlog and the funnel's "new" and "awaiting votes"
+read the work queue (as small as the work); the ledger and trip counts read tables that grow with batches and trips.
+Three counts read in proportion to the catalogue of scans: cards by state (one pass over `card`), "with a machine
+vote" (one pass over the machine votes) and the review queue (every card ever routed to review, joined to `card`).
+At 1M cards they make the whole read take seconds, not milliseconds (docs/performance.md, "Scale"): fine for a
+command an operator runs, not for something polled every second.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class PipelineStatus:
     slot_holders: list[SlotHolder] = field(default_factory=list)
 
 
+_CARDS = ("SELECT CASE WHEN missing_since IS NOT NULL THEN 'missing' ELSE printing_status END, count(*) "
+          "FROM card GROUP BY 1")
 _FUNNEL = (
     "SELECT (SELECT count(*) FROM card_work WHERE stage = 'C') AS new, "
     "(SELECT count(*) FROM card_work WHERE stage = 'D') AS awaiting_votes, "
@@ -49,9 +54,7 @@ _FUNNEL = (
 
 def pipeline_status(url: str, recent: int = 5) -> PipelineStatus:
     with get_engine(url).connect() as conn:
-        cards = dict(conn.execute(text(
-            "SELECT CASE WHEN missing_since IS NOT NULL THEN 'missing' ELSE printing_status END, count(*) "
-            "FROM card GROUP BY 1")).all())
+        cards = dict(conn.execute(text(_CARDS)).all())
         batches = dict(conn.execute(text("SELECT status, count(*) FROM dispatch_ledger GROUP BY 1")).all())
         queue = review_queue_size(conn)
         funnel = conn.execute(text(_FUNNEL), {"machine": MACHINE_PREFIX + "%"}).one()._mapping
