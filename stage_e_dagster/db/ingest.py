@@ -11,11 +11,13 @@ whole directory.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Connection, func, text, update
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import SQLAlchemyError
 
 from stage_e_dagster.db.arrays import text_array
 from stage_e_dagster.db.engine import get_engine
@@ -87,9 +89,10 @@ def ingest_directory(
             _ingest_batch(conn, source_id, batch, summary, on_file, trust_before)
             summary.vanished = _mark_vanished(conn, source_id)
         finally:
-            conn.rollback()
-            conn.execute(text(f"DROP TABLE IF EXISTS pg_temp.{_SEEN}"))
-            conn.commit()
+            with suppress(SQLAlchemyError):  # a lost connection takes its temp table with it; keep the first error
+                conn.rollback()
+                conn.execute(text(f"DROP TABLE IF EXISTS pg_temp.{_SEEN}"))
+                conn.commit()
     return summary
 
 
