@@ -5,8 +5,8 @@ round trip), with the triggers off while it loads (`session_replication_role = r
 directly for the cards that need work. The mix, by card id:
 
 - the oldest 99%: current evidence (this code's extractor versions) decided by this code's calculators; 90% of them
-  hold a confident join-key vote, a third of those are resolved by a human; 3% were routed to review (a
-  `to-review` marker, no confident vote);
+  hold a confident join-key vote and a third of those are marked resolved (no human vote rows are written: the
+  lookups do not read them); 3% were routed to review (a `to-review` marker, no confident vote);
 - the newest 1%: owed work, half Stage C (no evidence), half Stage D (evidence not decided yet); 5% of them wait
   out a retry; `RUNNING_BATCHES` batches of `BATCH` of them are in `running` ledger rows (heartbeating now);
 - one completed ledger row per `BATCH` done cards, as the runs that did them would have left.
