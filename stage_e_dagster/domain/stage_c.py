@@ -93,7 +93,7 @@ class StageCCounters:
             "workers_cap": self.workers_cap,
             "governor_steps": list(self.governor_steps),
             "load_target": self.load_target,
-            "load_peak": None if self.load_peak is None else round(self.load_peak, 2),
+            "load_peak": self.load_peak,
             "workers_why": self.workers_why,
             "elapsed_seconds": round(self.elapsed_seconds, 3),
             "cards_per_second": self.cards_per_second,

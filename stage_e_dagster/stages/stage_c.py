@@ -42,6 +42,7 @@ def run_stage_c(
         else:
             tasks.append(Task(work.card_id, work.path, work.content_sha256, needed, work.name))
     if not tasks:
+        counters.workers_why = "no card needs extraction: no worker started"
         counters.elapsed_seconds = time.perf_counter() - started
         return counters
 
@@ -63,7 +64,8 @@ def run_stage_c(
     counters.workers_why = why_workers(settings.workers, len(tasks), governor)
     if governor is not None:
         counters.governor_steps = [step.as_dict() for step in governor.steps]
-        counters.load_target, counters.load_peak = governor.target, governor.load_peak
+        counters.load_target = governor.target
+        counters.load_peak = None if governor.load_peak is None else round(governor.load_peak, 2)
     counters.elapsed_seconds = time.perf_counter() - started
     if errors and (counters.throttled or counters.not_processed):
         raise StageCIncomplete(
