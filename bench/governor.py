@@ -5,8 +5,9 @@ The 1-minute load average is simulated as the kernel computes it (every 5 s, `L 
 is CPU-bound, `OMP_THREAD_LIMIT=1`). The real `domain.governor.Governor` reads that load every second, as Stage C's
 pool asks it, and sets the worker count; the envelope's host-load bar is judged every 60 s (its sample interval) and
 at the start. The pipeline's own base load (Postgres, the Dagster daemon and code server, the run process) defaults
-to the figure `drills/governor.py` measured (runnable processes of the pipeline's tree while it streamed); pass
-another with `--own-load`.
+to what `drills/governor.py` measured (runnable processes of the pipeline's tree while it streamed, 2.4 on average
+with its one OCR worker, so 1.4 besides it, on a host loaded by others: an upper bound); pass another with
+`--own-load`.
 
 Scenarios, 600 s each: `sized` (the work the defaults are sized for: streaming at the slot cap on an otherwise
 quiet host), `neighbour` (another job takes half the cores from 120 s to 360 s), `overload` (CPU hogs at twice the core
@@ -77,7 +78,8 @@ CANDIDATES = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--own-load", type=float, default=1.2, help="the pipeline's own runnable tasks, measured")
+    parser.add_argument("--own-load", type=float, default=1.4,
+                        help="runnable tasks of the pipeline besides its OCR workers (drills/governor.py)")
     parser.add_argument("--cpus", type=int, nargs="+", default=[2, 4, 8])
     args = parser.parse_args()
     print(f"simulated 1-minute load, {SECONDS} s per scenario, pipeline's own load {args.own_load}, "

@@ -152,6 +152,7 @@ def overload(home: Home, figures: dict[str, Any], cards: int, timeout: float) ->
     """CPU hogs at twice the core count beside `stage-e run --mode passive`: the envelope trips on the host-load bar
     with the default ceiling, once, and the run stops before the backlog is done."""
     prepare(home, cards)
+    home.env["STAGE_E_STREAMING"] = "on"  # a passive run halts at its gate while streaming is off
     hogs = [mp.get_context("fork").Process(target=_hog, daemon=True) for _ in range(2 * cpus())]
     for hog in hogs:
         hog.start()

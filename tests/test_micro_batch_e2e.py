@@ -6,7 +6,7 @@ import pytest
 from dagster import DagsterInstance, SensorResult, build_sensor_context
 
 from stage_e_dagster.db import ledger
-from stage_e_dagster.host import cpus
+from stage_e_dagster.host import default_load_target
 from stage_e_dagster.sensors.card_stream import card_stream
 from tests.e2e_helpers import load_demo, micro_batch_job, resources
 from tests.stage_c_helpers import rows
@@ -49,7 +49,7 @@ def test_stream_to_completed_ledger(db_url, tmp_path):
     (materialization,) = run.asset_materializations_for_node("image_evidence")
     shown = {key: materialization.metadata[key].value for key in ("workers_why", "load_target", "load_peak")}
     assert shown == {key: counters["stage_c"][key] for key in shown}
-    assert shown["load_target"] == float(cpus()) and shown["load_peak"] is not None
+    assert shown["load_target"] == default_load_target() and shown["load_peak"] is not None
     assert shown["workers_why"].startswith(f"up to {counters['stage_c']['workers_cap']} OCR worker(s)")
 
     again = _tick(instance, db_url, cursor=result.cursor)
