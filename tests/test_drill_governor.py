@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 def test_the_defaults_stream_without_a_trip_and_explain_their_workers(home):
     figures: dict = {}
     try:
-        governor.stream(home, figures, cards=120, timeout=90)
+        governor.stream(home, figures, cards=100, timeout=90)
     except governor.HostBusy as busy:
         pytest.skip(f"{busy}: the no-trip promise is for a host doing the work it was sized for")
     assert figures["trips"] == 0
