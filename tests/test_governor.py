@@ -12,7 +12,7 @@ from sqlalchemy import text
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.slot_holders import list_slot_holders
 from stage_e_dagster.domain.governor import Governor
-from stage_e_dagster.stages.stage_c import run_stage_c
+from stage_e_dagster.stages.stage_c import run_stage_c, why_workers
 from stage_e_dagster.workers.ocr_pool import PoolSettings
 from tests.stage_c_helpers import card_ids, seed_scans
 
@@ -64,6 +64,14 @@ def test_explain_names_the_cap_the_target_the_peak_and_each_step() -> None:
     floor = Governor(target=2.0, max_workers=1)
     floor.observe(8.0, now=0)
     assert floor.explain().endswith("peak load 8.00; no step: already at the floor of 1")
+
+
+def test_why_workers_names_a_batch_smaller_than_the_cap_and_a_batch_without_governor() -> None:
+    gov = Governor(target=3.0, max_workers=4)
+    gov.observe(1.0, now=0)
+    assert why_workers(4, 2, gov) == ("only 2 card(s) to extract, so at most 2 worker(s); up to 4 OCR worker(s) "
+                                      "(the slot cap), load target 3, peak load 1.00; no step")
+    assert why_workers(2, 10, None) == "up to 2 OCR worker(s) (the slot cap), no governor"
 
 
 @pytest.mark.slow
