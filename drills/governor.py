@@ -103,7 +103,6 @@ class OwnLoad:
 
 def stream(home: Home, figures: dict[str, Any], cards: int, timeout: float) -> None:
     """`stage-e dev` with the defaults streams `cards` cards: no trip, every card evidenced, workers explained."""
-    prepare(home, cards)
     target = default_load_target()
     before = load1()
     figures.update({"cpus": cpus(), "cards": cards, "load_target": target, "ceiling": default_load_ceiling(),
@@ -111,6 +110,7 @@ def stream(home: Home, figures: dict[str, Any], cards: int, timeout: float) -> N
     if before > target:
         raise HostBusy(f"the host's 1-minute load is {before:.2f} before the pipeline starts, over the "
                        f"governor's target {target:g}")
+    prepare(home, cards)
     home.env.update({"STAGE_E_STREAMING": "on", "STAGE_E_SWEEP_CRON": "0 0 1 1 *"})
     dev = Dev(home)
     try:
