@@ -75,9 +75,10 @@ def test_a_bulk_run_killed_mid_batch_is_reclaimed_and_its_cards_are_processed_by
     rerun = subprocess.Popen([STAGE_E, "run", "--mode", "bulk", "--batch-size", str(BATCH)], env=home.env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        while rerun.poll() is None:
+        deadline = time.monotonic() + 600
+        while rerun.poll() is None and time.monotonic() < deadline:
             _status(home, samples)
-        assert rerun.wait(timeout=300) == 0, rerun.stderr.read()
+        assert rerun.wait(timeout=60) == 0, rerun.stderr.read()
     finally:
         if rerun.poll() is None:
             rerun.kill()
