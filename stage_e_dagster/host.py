@@ -1,10 +1,12 @@
 """This host: who it is (a stable host id, a process identity), and what it can take (CPUs, OCR slots, the load
 governor's target and the envelope's load ceiling).
 
-Defaults chosen from measurements on a 2-core host (see docs/performance.md): one OCR worker per usable core leaves
-a core for Postgres, Dagster and the OS; the load average such a host shows while streaming sits near its CPU
-count, so the governor aims at the CPU count and the envelope trips only at twice it, when the host is really
-overloaded (CPU hogs beside the pipeline), not under the work it was sized for.
+Defaults chosen from measurements (docs/performance.md, "Load governor"; bench/governor.py, drills/governor.py): one
+OCR worker per usable core leaves a core for Postgres, Dagster and the OS. Streaming at the slot cap, the pipeline's
+own processes add about 1-1.4 runnable tasks besides the workers, so such a host's load sits at or above its CPU
+count: a governor aiming at the CPU count would take workers away from the very work the host was sized for. It
+aims at 1.5 x CPUs, and the envelope trips only at twice the CPU count, when the host is really overloaded (CPU hogs
+at twice the core count beside the pipeline trip it), not under the work it was sized for.
 """
 
 from __future__ import annotations
@@ -70,8 +72,8 @@ def usable_cores() -> int:
 
 
 def default_load_target() -> float:
-    """The load governor's default target: the CPU count."""
-    return float(cpus())
+    """The load governor's default target: 1.5 x the CPU count."""
+    return 1.5 * cpus()
 
 
 def default_load_ceiling() -> float:

@@ -117,7 +117,7 @@ class Settings:
         "holds more resident memory (MB) trips", _positive_float, shown="1024")
     load_target: float | None = setting(
         "STAGE_E_LOAD_TARGET", None, "the load governor runs one OCR worker fewer while the 1-minute load is above "
-        "it, and one more once it stayed below for 30 s", _positive_float, shown="CPUs")
+        "it, and one more once it stayed below for 30 s", _positive_float, shown="1.5 x CPUs")
     reclaim_after_seconds: float = setting(
         "STAGE_E_RECLAIM_AFTER_SECONDS", 300.0, "a `running` batch silent this long is reclaimed as `failed` and its "
         "cards offered again", _positive_float, shown="300")

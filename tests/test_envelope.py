@@ -209,7 +209,9 @@ def test_default_ceiling_leaves_headroom_above_the_governor_target_and_the_slot_
     cpus = len(os.sched_getaffinity(0))
     env = Envelope(database=AppDatabase(database_url="x"))
     ceiling, target = env.ceilings().host_load, env.governor(max_workers=1).target
-    assert (ceiling, target) == (2.0 * cpus, float(cpus))
-    assert ceiling > target > max(1, cpus - 1) - 1e-9  # the slot cap's own load never reaches the target
+    assert (ceiling, target) == (2.0 * cpus, 1.5 * cpus)
+    # The slot cap's workers plus the pipeline's own processes (about 1-1.4 runnable, docs/performance.md) stay
+    # under the target, and the target under the ceiling.
+    assert ceiling > target >= max(1, cpus - 1) + 1.4 - 1e-9 or cpus == 1
     tuned = Envelope(database=AppDatabase(database_url="x"), host_load_ceiling=9.5, load_target=3.0)
     assert (tuned.ceilings().host_load, tuned.governor(max_workers=4).target) == (9.5, 3.0)

@@ -12,7 +12,7 @@ from sqlalchemy import text
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.slot_holders import list_slot_holders
 from stage_e_dagster.domain.governor import Governor
-from stage_e_dagster.stages.stage_c import run_stage_c
+from stage_e_dagster.stages.stage_c import run_stage_c, why_workers
 from stage_e_dagster.workers.ocr_pool import PoolSettings
 from tests.stage_c_helpers import card_ids, seed_scans
 
@@ -48,6 +48,30 @@ def test_a_one_slot_host_runs_one_worker_whatever_the_load() -> None:
     assert gov.observe(50.0, now=0) is None and gov.workers == 1
     with pytest.raises(ValueError):
         Governor(target=2.0, max_workers=0)
+
+
+def test_explain_names_the_cap_the_target_the_peak_and_each_step() -> None:
+    gov = Governor(target=2.0, max_workers=3, cooldown_seconds=10, settle_seconds=30)
+    assert gov.explain() == "up to 3 OCR worker(s) (the slot cap), load target 2; load unreadable, no step"
+    gov.observe(1.2, now=0)
+    assert gov.explain() == "up to 3 OCR worker(s) (the slot cap), load target 2, peak load 1.20; no step"
+    gov.observe(3.5, now=12)
+    gov.observe(0.9, now=30)
+    gov.observe(0.9, now=60)
+    assert gov.load_peak == 3.5
+    assert gov.explain() == ("up to 3 OCR worker(s) (the slot cap), load target 2, peak load 3.50; "
+                             "3->2 at 12 s (load 3.50 > target 2); 2->3 at 60 s (load <= target 2 for 30 s)")
+    floor = Governor(target=2.0, max_workers=1)
+    floor.observe(8.0, now=0)
+    assert floor.explain().endswith("peak load 8.00; no step: already at the floor of 1")
+
+
+def test_why_workers_names_a_batch_smaller_than_the_cap_and_a_batch_without_governor() -> None:
+    gov = Governor(target=3.0, max_workers=4)
+    gov.observe(1.0, now=0)
+    assert why_workers(4, 2, gov) == ("only 2 card(s) to extract, so at most 2 worker(s); up to 4 OCR worker(s) "
+                                      "(the slot cap), load target 3, peak load 1.00; no step")
+    assert why_workers(2, 10, None) == "up to 2 OCR worker(s) (the slot cap), no governor"
 
 
 @pytest.mark.slow
@@ -86,4 +110,8 @@ def test_the_pool_follows_the_governor_with_real_workers(db_url, tmp_path) -> No
     assert any("load governor: 1 OCR worker(s)" in m for m in messages)
     # The first reading is already high: the batch starts with one worker, and a second joins once it is calm.
     assert counters.workers == 2 and counters.workers_cap == 2
+    # The ledger counters say how many workers ran and why.
+    recorded = counters.as_dict()
+    assert (recorded["load_target"], recorded["load_peak"]) == (2.0, 9.0)
+    assert recorded["workers_why"] == governor.explain() and "2->1 at" in recorded["workers_why"]
     assert max(seen) <= 2

@@ -6,6 +6,7 @@ import pytest
 from dagster import DagsterInstance, SensorResult, build_sensor_context
 
 from stage_e_dagster.db import ledger
+from stage_e_dagster.host import default_load_target
 from stage_e_dagster.sensors.card_stream import card_stream
 from tests.e2e_helpers import load_demo, micro_batch_job, resources
 from tests.stage_c_helpers import rows
@@ -44,11 +45,18 @@ def test_stream_to_completed_ledger(db_url, tmp_path):
     assert statuses == [("completed", 3)]
     counters = ledger.get(db_url, run.run_id).counters
     assert {"stage_c", "stage_d", "stage_e"} <= set(counters)
+    # How many OCR workers ran and why: in the ledger counters and the Stage C materialisation alike.
+    (materialization,) = run.asset_materializations_for_node("image_evidence")
+    shown = {key: materialization.metadata[key].value for key in ("workers_why", "load_target", "load_peak")}
+    assert shown == {key: counters["stage_c"][key] for key in shown}
+    assert shown["load_target"] == default_load_target() and shown["load_peak"] is not None
+    assert shown["workers_why"].startswith(f"up to {counters['stage_c']['workers_cap']} OCR worker(s)")
 
     again = _tick(instance, db_url, cursor=result.cursor)
     assert not getattr(again, "run_requests", None), "a second tick must not request the same cards again"
     rerun = job.execute_in_process(run_config=requests[0].run_config, instance=instance)
     assert rerun.success
+    assert ledger.get(db_url, rerun.run_id).counters["stage_c"]["workers_why"].startswith("no card needs")
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(60,)]
     duplicates = rows(db_url, "SELECT card_id, anonymous_id, printing_id, count(*) FROM card_printing_tag "
                               "GROUP BY 1, 2, 3 HAVING count(*) > 1")

@@ -97,6 +97,7 @@ def image_evidence(
         governor=envelope.governor(workers), read_load=envelope.read_host_load,
     )
     ledger.merge_counters(url, run_id, {"stage_c": counters.as_dict()})
+    context.log.info(f"Stage C workers: {counters.workers_why}")
     if counters.throttled:
         attempt = context.retry_number
         if attempt < ocr.throttle_retries:
@@ -121,6 +122,9 @@ def image_evidence(
         "workers_peak": counters.workers_peak,
         "workers_cap": counters.workers_cap,
         "governor_steps": counters.governor_steps,
+        "workers_why": counters.workers_why,
+        "load_target": counters.load_target,
+        "load_peak": counters.load_peak,
         "cards_per_second": counters.cards_per_second,
         "elapsed_seconds": round(counters.elapsed_seconds, 2),
     })

@@ -66,6 +66,9 @@ class StageCCounters:
     workers_peak: int = 0  # most workers holding a slot at once
     workers_cap: int = 0  # the most the batch could run (the OCR slot cap)
     governor_steps: list[dict[str, Any]] = field(default_factory=list)
+    load_target: float | None = None  # the load governor's target (None: no governor)
+    load_peak: float | None = None  # the highest 1-minute load the governor read during the batch
+    workers_why: str = ""  # one line: why the batch ran the workers it ran
     elapsed_seconds: float = 0.0
     throttled: bool = False
 
@@ -89,6 +92,9 @@ class StageCCounters:
             "workers_peak": self.workers_peak,
             "workers_cap": self.workers_cap,
             "governor_steps": list(self.governor_steps),
+            "load_target": self.load_target,
+            "load_peak": self.load_peak,
+            "workers_why": self.workers_why,
             "elapsed_seconds": round(self.elapsed_seconds, 3),
             "cards_per_second": self.cards_per_second,
             "throttled": self.throttled,

@@ -65,7 +65,7 @@ class Envelope(ConfigurableResource):
         default=None, description="1-minute load average above this trips; default 2 x CPUs."
     )
     load_target: float | None = Field(
-        default=None, description="The load governor shrinks OCR concurrency above this; default CPUs."
+        default=None, description="The load governor shrinks OCR concurrency above this; default 1.5 x CPUs."
     )
     rss_ceiling_mb: float = Field(default=Settings.rss_ceiling_mb,
                                   description="A worker's resident memory above this (MB) trips.")

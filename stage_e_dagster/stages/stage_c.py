@@ -42,6 +42,7 @@ def run_stage_c(
         else:
             tasks.append(Task(work.card_id, work.path, work.content_sha256, needed, work.name))
     if not tasks:
+        counters.workers_why = "no card needs extraction: no worker started"
         counters.elapsed_seconds = time.perf_counter() - started
         return counters
 
@@ -60,8 +61,11 @@ def run_stage_c(
                                       copy_wait_seconds=copy_wait_seconds, wanted=wanted)
     for error in errors:
         log(error)
+    counters.workers_why = why_workers(settings.workers, len(tasks), governor)
     if governor is not None:
         counters.governor_steps = [step.as_dict() for step in governor.steps]
+        counters.load_target = governor.target
+        counters.load_peak = None if governor.load_peak is None else round(governor.load_peak, 2)
     counters.elapsed_seconds = time.perf_counter() - started
     if errors and (counters.throttled or counters.not_processed):
         raise StageCIncomplete(
@@ -69,6 +73,14 @@ def run_stage_c(
             f" (stored so far: {counters.extracted} extracted, {sum(counters.skipped.values())} skipped)"
         )
     return counters
+
+
+def why_workers(cap: int, tasks: int, governor: Governor | None) -> str:
+    """One line: how many OCR workers a batch could run and what decided it (slot cap, card count, governor)."""
+    why = governor.explain() if governor is not None else f"up to {cap} OCR worker(s) (the slot cap), no governor"
+    if tasks < cap:
+        why = f"only {tasks} card(s) to extract, so at most {tasks} worker(s); {why}"
+    return why
 
 
 class StageCIncomplete(RuntimeError):

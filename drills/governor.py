@@ -1,0 +1,218 @@
+"""Live drill of the load governor and the envelope with the project's defaults (no ceiling, target or slot
+override), as issue 10 promises them on a 2-core host:
+
+- `stream`: `stage-e dev` streams `cards` cards without a trip; every card gets evidence, and every batch's ledger
+  counters say how many OCR workers ran and why (`workers_why`, `load_target`, `load_peak`). The promise is for a
+  host doing the work it was sized for, so the drill refuses to judge (`HostBusy`) when the host's 1-minute load is
+  already above the governor's target before the pipeline starts.
+- `overload`: CPU hogs at twice the core count (child processes the drill starts and kills) beside `stage-e run
+  --mode passive`: the envelope trips on the host-load bar, records one trip, and the run stops.
+
+Figures: cards, seconds, cards/s, the host's load before and at its peak, and the pipeline's own load (runnable
+processes of its tree, Postgres included, sampled every 0.2 s: the share of the load average that is the pipeline's,
+which `bench/governor.py` takes as its `--own-load`).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import statistics
+import subprocess
+import threading
+import time
+from typing import Any
+
+import psutil
+
+from drills.live import STAGE_E, Dev, Home, wait_for
+from stage_e_dagster.host import cpus, default_load_ceiling, default_load_target
+
+PRINTINGS = 150
+
+
+class HostBusy(RuntimeError):
+    """The host is already over the governor's target before the pipeline starts: the drill cannot judge."""
+
+
+def load1() -> float:
+    return os.getloadavg()[0]
+
+
+def prepare(home: Home, cards: int) -> None:
+    """Generate, import and ingest `cards` demo scans (no degraded ones: the failure-rate bar stays out of it)."""
+    data = home.root / "demo"
+    home.stage_e("demo", "generate", "--printings", str(PRINTINGS), "--cards", str(cards), "--out", str(data),
+                 "--degraded-fraction", "0", "--workers", "1")
+    home.stage_e("catalog", "import", str(data / "catalog.json"), "--symbols", str(data / "symbols"))
+    home.stage_e("ingest", str(data / "scans"), "--source", "demo")
+
+
+class OwnLoad:
+    """Samples how many processes of the pipeline (the given roots' trees and the embedded Postgres) are runnable."""
+
+    def __init__(self, home: Home, roots: list[int]) -> None:
+        self.home, self.roots, self.samples = home, roots, []
+        self.peak_host = load1()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _procs(self) -> list[psutil.Process]:
+        roots = list(self.roots)
+        try:
+            roots.append(int((self.home.server.data_dir / "postmaster.pid").read_text().splitlines()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+        found: list[psutil.Process] = []
+        for pid in roots:
+            try:
+                root = psutil.Process(pid)
+                found += [root, *root.children(recursive=True)]
+            except psutil.Error:
+                continue
+        return found
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            running = 0
+            for proc in self._procs():
+                try:
+                    running += proc.status() == psutil.STATUS_RUNNING
+                except psutil.Error:
+                    continue
+            self.samples.append(running)
+            self.peak_host = max(self.peak_host, load1())
+            time.sleep(0.2)
+
+    def __enter__(self) -> OwnLoad:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def figures(self) -> dict[str, Any]:
+        if not self.samples:
+            return {}
+        return {"own_load_mean": round(statistics.fmean(self.samples), 2),
+                "own_load_p95": sorted(self.samples)[int(0.95 * (len(self.samples) - 1))],
+                "host_load_peak": round(self.peak_host, 2)}
+
+
+def stream(home: Home, figures: dict[str, Any], cards: int, timeout: float) -> None:
+    """`stage-e dev` with the defaults streams `cards` cards: no trip, every card evidenced, workers explained."""
+    target = default_load_target()
+    before = load1()
+    figures.update({"cpus": cpus(), "cards": cards, "load_target": target, "ceiling": default_load_ceiling(),
+                    "host_load_before": round(before, 2)})
+    if before > target:
+        raise HostBusy(f"the host's 1-minute load is {before:.2f} before the pipeline starts, over the "
+                       f"governor's target {target:g}")
+    prepare(home, cards)
+    home.env.update({"STAGE_E_STREAMING": "on", "STAGE_E_SWEEP_CRON": "0 0 1 1 *"})
+    dev = Dev(home)
+    try:
+        dev.wait_ready()
+        started = time.monotonic()
+        with OwnLoad(home, [dev.proc.pid]) as own:
+            try:
+                wait_for(lambda: home.scalar("SELECT count(*) FROM envelope_trip") > 0
+                         or home.scalar("SELECT count(*) FROM card_work WHERE stage = 'C'") == 0,
+                         timeout, f"{cards} cards to get evidence", every=dev.record)
+            finally:
+                figures.update(own.figures())
+        took = time.monotonic() - started
+        figures.update({"seconds": round(took, 1), "cards_per_s": round(cards / took, 2)})
+        trips = home.scalar("SELECT count(*) FROM envelope_trip")
+        figures["trips"] = trips
+        assert trips == 0, f"the defaults tripped: {_trip(home)}"
+        assert home.scalar("SELECT count(DISTINCT card_id) FROM image_evidence") == cards
+        wait_for(lambda: home.scalar("SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0, 120,
+                 "every batch to end", every=dev.record)
+        counters = [json.loads(c) if isinstance(c, str) else c for c in _column(
+            home, "SELECT counters->'stage_c' FROM dispatch_ledger WHERE counters ? 'stage_c'")]
+        assert counters, "no batch recorded Stage C counters"
+        figures["batches"] = len(counters)
+        figures["workers_peak"] = max(c["workers_peak"] for c in counters)
+        for stage_c in counters:
+            assert stage_c["load_target"] == target and stage_c["workers_why"], stage_c
+            assert stage_c["load_peak"] is not None or stage_c["workers_why"].startswith("no card"), stage_c
+    finally:
+        dev.stop()
+
+
+def _hog() -> None:
+    """Spin on a CPU until killed; dies with the drill's process too (PR_SET_PDEATHSIG), so no hog outlives it."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except OSError:
+        pass
+    while True:
+        pass
+
+
+def overload(home: Home, figures: dict[str, Any], cards: int, timeout: float) -> None:
+    """CPU hogs at twice the core count beside `stage-e run --mode passive`: the envelope trips on the host-load bar
+    with the default ceiling, once, and the run stops before the backlog is done."""
+    prepare(home, cards)
+    home.env["STAGE_E_STREAMING"] = "on"  # a passive run halts at its gate while streaming is off
+    hogs = [mp.get_context("fork").Process(target=_hog, daemon=True) for _ in range(2 * cpus())]
+    for hog in hogs:
+        hog.start()
+    started = time.time()
+    figures.update({"hogs": len(hogs), "ceiling": default_load_ceiling(), "host_load_before": round(load1(), 2)})
+    try:
+        run = subprocess.Popen([STAGE_E, "run", "--mode", "passive", "--batch-size", "2"], env=home.env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            with OwnLoad(home, [run.pid]) as own:
+                _, err = run.communicate(timeout=timeout)
+            figures.update(own.figures())
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.join(timeout=10)
+    figures["seconds_to_stop"] = round(time.time() - started, 1)
+    trips = _rows(home, "SELECT bar, observed, ceiling, tripped_at FROM envelope_trip")
+    figures["trips"] = len(trips)
+    assert len(trips) == 1, f"expected one trip, got {trips}; stage-e run said: {err[-500:]}"
+    bar, observed, ceiling, tripped_at = trips[0]
+    figures["seconds_to_trip"] = round(tripped_at.timestamp() - started, 1)  # from the hogs' start
+    figures["observed"] = round(float(observed), 2)
+    assert bar == "host_load" and float(ceiling) == default_load_ceiling() and float(observed) > float(ceiling)
+    left = home.scalar("SELECT count(*) FROM card_work WHERE stage = 'C'")
+    figures["cards_left"] = left
+    assert left > 0, "the run processed every card although the envelope tripped"
+    assert home.scalar("SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0
+
+
+def _trip(home: Home) -> list[tuple]:
+    return _rows(home, "SELECT bar, observed, ceiling FROM envelope_trip")
+
+
+def _column(home: Home, sql: str) -> list[Any]:
+    return [row[0] for row in _rows(home, sql)]
+
+
+def _rows(home: Home, sql: str) -> list[tuple]:
+    import psycopg2
+
+    from stage_e_dagster.db.urls import libpq_dsn
+
+    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return cur.fetchall()
+    finally:
+        conn.close()
