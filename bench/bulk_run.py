@@ -7,12 +7,15 @@ embedded Postgres under a temp home). The naive baseline reads each file, decode
 corner and makes one plain Tesseract read, in this process (also shown with the project's faster decode); it runs
 once before and once after the bulk run, and the mean is the figure, so a shared host's load drift weighs on both
 sides. Prints figures, where the bulk run's time went, and the ratio; asserts nothing.
-Usage: python bench/bulk_run.py [--cards N] [--profile unseen|hard|demo] [--batch-size N]
+`--fresh-workers` starts the OCR workers anew for every batch (what bulk runs did before they kept them), to
+measure that lever.
+Usage: python bench/bulk_run.py [--cards N] [--profile unseen|hard|demo] [--batch-size N] [--fresh-workers]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import shutil
@@ -77,6 +80,7 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=200)
     parser.add_argument("--profile", default="unseen")
     parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--fresh-workers", action="store_true", help="new OCR workers for every batch")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="se-b-", dir="/tmp"))
     os.environ.update({"STAGE_E_HOME": str(root), "STAGE_E_OCR_MAX_SLOTS": "1", "STAGE_E_DATABASE_URL": "",
@@ -84,6 +88,7 @@ def main() -> None:
     os.environ.pop("DAGSTER_HOME", None)
     from dagster import DagsterInstance
 
+    from stage_e_dagster import bulk
     from stage_e_dagster.bulk import run_backlog
     from stage_e_dagster.db import ledger
     from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
@@ -92,6 +97,8 @@ def main() -> None:
     from stage_e_dagster.db.server import EmbeddedPostgres
     from stage_e_dagster.runtime import prepare_dagster_environment
 
+    if args.fresh_workers:
+        bulk.keep_workers = lambda holder: contextlib.nullcontext()
     try:
         print(f"rendering {args.cards} '{args.profile}' scans ...", flush=True)
         paths = prepare(root, args.cards, args.profile)
