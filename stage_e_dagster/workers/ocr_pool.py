@@ -233,8 +233,12 @@ class _Pool:
         self.crew.spawn()
         self.outcome.workers_started += 1
 
-    def run(self, count: int) -> None:
+    def run(self, count: int, cap: int) -> None:
+        """Start `count` workers, counting those kept from the previous batch; kept ones beyond `cap` retire."""
         kept = self.crew.idle()
+        for worker in kept[cap:]:
+            worker.retiring = True
+        kept = kept[:cap]
         for worker in kept:
             worker.busy_since = time.monotonic()
             self.outcome.slots_held.append(worker.slot)
@@ -352,7 +356,8 @@ def run_pool(
     one. Tasks not finished (no slot, workers that kept dying) come back unprocessed. Inside `keep_workers()` the
     idle workers outlive the call, for the next one.
     """
-    count = min(settings.workers, len(tasks), max(1, wanted()) if wanted else settings.workers)
+    cap = min(settings.workers, max(1, wanted()) if wanted else settings.workers)
+    count = min(cap, len(tasks))
     if count < 1:
         return PoolOutcome(unprocessed=list(tasks))
     keeper = _active_keeper()
@@ -360,7 +365,7 @@ def run_pool(
     pool = _Pool(tasks, settings, crew, on_result, on_tick, wanted)
     finished = False
     try:
-        pool.run(count)
+        pool.run(count, cap)
         finished = True
     finally:
         if keeper is None:
