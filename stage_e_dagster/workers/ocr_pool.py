@@ -368,9 +368,9 @@ def run_pool(
         pool.run(count, cap)
         finished = True
     finally:
-        if keeper is None:
-            if finished:
-                crew.close()
+        if keeper is None and finished:
+            crew.close()
+        elif keeper is None:
             crew.kill_all()
         elif finished:
             crew.keep_idle()
