@@ -17,6 +17,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -198,17 +199,27 @@ _keeper: _Keeper | None = None
 def keep_workers(holder: str) -> Iterator[None]:
     """Within the block, `run_pool` calls in this process reuse the previous call's idle workers instead of starting
     new ones; `holder` names their lock connections (they serve several batches). Every kept worker is stopped,
-    and its slot released, when the block ends, however it ends."""
+    and its slot released, when the block ends, however it ends. The forkserver starts at once, in the background,
+    so the first batch does not wait for its imports."""
     global _keeper
     if _keeper is not None and _keeper.pid == os.getpid():
         yield  # already inside one: the outer block owns the workers
         return
     outer, _keeper = _keeper, _Keeper(holder)
+    _mp_context()
+    threading.Thread(target=_start_forkserver, daemon=True, name="forkserver-start").start()
     try:
         yield
     finally:
         keeper, _keeper = _keeper, outer
         keeper.close()
+
+
+def _start_forkserver() -> None:
+    """Start the forkserver (it imports the worker module) while the first batch plans, not when it spawns."""
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
 
 
 def _active_keeper() -> _Keeper | None:
