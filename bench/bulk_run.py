@@ -7,12 +7,19 @@ embedded Postgres under a temp home). The naive baseline reads each file, decode
 corner and makes one plain Tesseract read, in this process (also shown with the project's faster decode); it runs
 once before and once after the bulk run, and the mean is the figure, so a shared host's load drift weighs on both
 sides. Prints figures, where the bulk run's time went, and the ratio; asserts nothing.
-Usage: python bench/bulk_run.py [--cards N] [--profile unseen|hard|demo] [--batch-size N]
+
+Wall time flatters a pipeline of several processes on a loaded host (it gets more of the CPUs than one naive
+thread), so CPU time is shown beside it: for the bulk run, that of this process, its OCR workers (children of the
+forkserver) and the Postgres server during the run; for the naive read, this process's.
+`--fresh-workers` starts the OCR workers anew for every batch (what bulk runs did before they kept them), to
+measure that lever.
+Usage: python bench/bulk_run.py [--cards N] [--profile unseen|hard|demo] [--batch-size N] [--fresh-workers]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import shutil
@@ -22,6 +29,7 @@ from pathlib import Path
 
 os.environ["OMP_THREAD_LIMIT"] = "1"
 
+import psutil  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog  # noqa: E402
@@ -34,11 +42,44 @@ from stage_e_dagster.domain.evidence.ocr import make_engine  # noqa: E402
 PRINTINGS, SEED = 2000, 5
 
 
-def naive_ms_per_card(paths: list[Path], fast_decode: bool = False) -> float:
-    """Read, decode, crop the collector corner, one plain read: wall ms per card. The naive decode is Pillow's full
-    decode; `fast_decode` uses the project's loader instead (JPEG draft decode to a working size)."""
+def tree_cpu_seconds(pids: list[int | None]) -> float:
+    """CPU seconds of these processes and all their descendants, including children they have already reaped."""
+    total = 0.0
+    for pid in pids:
+        if pid is None:
+            continue
+        try:
+            root = psutil.Process(pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+        for proc in procs:
+            try:
+                t = proc.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def own_cpu_seconds() -> float:
+    """CPU seconds of this process's threads."""
+    t = psutil.Process().cpu_times()
+    return t.user + t.system
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds of this process's descendants, live and reaped (the forkserver and the OCR workers it forked)."""
+    t = psutil.Process().cpu_times()
+    return t.children_user + t.children_system + tree_cpu_seconds([c.pid for c in psutil.Process().children()])
+
+
+def naive_ms_per_card(paths: list[Path], fast_decode: bool = False, cpu: list[float] | None = None) -> float:
+    """Read, decode, crop the collector corner, one plain read: wall ms per card (CPU ms per card appended to
+    `cpu`). The naive decode is Pillow's full decode; `fast_decode` uses the project's loader instead (JPEG draft
+    decode to a working size)."""
     engine = make_engine("tesserocr")
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for path in paths:
         data = path.read_bytes()
         if fast_decode:
@@ -48,6 +89,8 @@ def naive_ms_per_card(paths: list[Path], fast_decode: bool = False) -> float:
         else:
             img = Image.open(io.BytesIO(data)).convert("RGB")
         engine.read(img.crop((0, round(img.height * 0.86), round(img.width * 0.45), img.height)).convert("L"))
+    if cpu is not None:
+        cpu.append(1000 * (time.process_time() - cpu_started) / len(paths))
     return 1000 * (time.perf_counter() - started) / len(paths)
 
 
@@ -77,6 +120,7 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=200)
     parser.add_argument("--profile", default="unseen")
     parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--fresh-workers", action="store_true", help="new OCR workers for every batch")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="se-b-", dir="/tmp"))
     os.environ.update({"STAGE_E_HOME": str(root), "STAGE_E_OCR_MAX_SLOTS": "1", "STAGE_E_DATABASE_URL": "",
@@ -84,6 +128,7 @@ def main() -> None:
     os.environ.pop("DAGSTER_HOME", None)
     from dagster import DagsterInstance
 
+    from stage_e_dagster import bulk
     from stage_e_dagster.bulk import run_backlog
     from stage_e_dagster.db import ledger
     from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
@@ -92,6 +137,8 @@ def main() -> None:
     from stage_e_dagster.db.server import EmbeddedPostgres
     from stage_e_dagster.runtime import prepare_dagster_environment
 
+    if args.fresh_workers:
+        bulk.keep_workers = lambda holder: contextlib.nullcontext()
     try:
         print(f"rendering {args.cards} '{args.profile}' scans ...", flush=True)
         paths = prepare(root, args.cards, args.profile)
@@ -100,31 +147,43 @@ def main() -> None:
         upgrade(url)
         store_symbol_hashes(url, root / "symbols", import_catalog(url, root / "catalog.json"))
         ingest_directory(url, root / "scans", "bench")
-        naive_before, fast_before = naive_ms_per_card(paths), naive_ms_per_card(paths, fast_decode=True)
-        started = time.perf_counter()
+        naive_cpu: list[float] = []
+        naive_before, fast_before = naive_ms_per_card(paths, cpu=naive_cpu), naive_ms_per_card(paths, fast_decode=True)
+        parts = {"this process": own_cpu_seconds, "its children (OCR workers, forkserver)": children_cpu_seconds,
+                 "Postgres": lambda pid=EmbeddedPostgres(root / "pg").status().pid: tree_cpu_seconds([pid])}
+        loads = [os.getloadavg()[0]]
+        started, cpu_started = time.perf_counter(), {k: f() for k, f in parts.items()}
         with DagsterInstance.get() as instance:
             summary = run_backlog(instance, url, batch_size=args.batch_size)
         bulk = 1000 * (time.perf_counter() - started) / args.cards
-        naive_after, fast_after = naive_ms_per_card(paths), naive_ms_per_card(paths, fast_decode=True)
+        cpu_parts = {k: 1000 * (f() - cpu_started[k]) / args.cards for k, f in parts.items()}
+        bulk_cpu = sum(cpu_parts.values())
+        loads.append(os.getloadavg()[0])
+        naive_after, fast_after = naive_ms_per_card(paths, cpu=naive_cpu), naive_ms_per_card(paths, fast_decode=True)
+        loads.append(os.getloadavg()[0])
         fast = (fast_before + fast_after) / 2
         stage_c = stage_d = 0.0
         for row in ledger.recent(url, 1000):
             stage_c += float(row.counters.get("stage_c", {}).get("elapsed_seconds") or 0)
             stage_d += float(row.counters.get("stage_d", {}).get("elapsed_s") or 0)
         naive = (naive_before + naive_after) / 2
-        load = os.getloadavg()[0]
+        naive_cpu_ms = sum(naive_cpu) / len(naive_cpu)
         print(f"bulk run: {summary.line()}")
-        print(f"{'':28s}{'ms/card':>10s}{'cards/s':>10s}")
-        print(f"{'stage-e run, 1 OCR slot':28s}{bulk:10.1f}{1000 / bulk:10.2f}")
-        print(f"{'naive baseline':28s}{naive:10.1f}{1000 / naive:10.2f}   (before {naive_before:.1f}, "
-              f"after {naive_after:.1f})")
+        print(f"{'':28s}{'ms/card':>10s}{'cards/s':>10s}{'CPU ms/card':>13s}")
+        print(f"{'stage-e run, 1 OCR slot':28s}{bulk:10.1f}{1000 / bulk:10.2f}{bulk_cpu:13.1f}")
+        print(f"{'naive baseline':28s}{naive:10.1f}{1000 / naive:10.2f}{naive_cpu_ms:13.1f}   (wall before "
+              f"{naive_before:.1f}, after {naive_after:.1f})")
         print(f"{'naive with the fast decode':28s}{fast:10.1f}{1000 / fast:10.2f}")
         per = 1000 / args.cards
+        print("  CPU ms/card of the bulk run: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu_parts.items())
+              )
         print(f"  of which Stage C {stage_c * per:.1f} ms/card, Stage D {stage_d * per:.1f} ms/card, the rest "
               f"(run launch, resources, events, Stage E) {bulk - (stage_c + stage_d) * per:.1f} ms/card")
-        print(f"bulk / naive: {bulk / naive:.2f}; bulk / naive with the fast decode: {bulk / fast:.2f} (below 1: the "
-              f"whole pipeline is faster per card than one plain read); load average {load:.2f} on {os.cpu_count()} "
-              "CPUs")
+        print(f"bulk / naive: {bulk / naive:.2f} wall, {bulk_cpu / naive_cpu_ms:.2f} CPU; bulk / naive with the fast "
+              f"decode: {bulk / fast:.2f} wall (below 1: the whole pipeline is faster per card than one plain read); "
+              f"OCR workers {'started per batch' if args.fresh_workers else 'kept'}; load "
+              f"average {' / '.join(f'{x:.1f}' for x in loads)} (before / after the bulk run / at the end) on "
+              f"{os.cpu_count()} CPUs")
     finally:
         EmbeddedPostgres(root / "pg").destroy()
         shutil.rmtree(root, ignore_errors=True)

@@ -7,11 +7,14 @@ worker processes), then every measurement runs in this one process, one worker, 
 
 - project: `extract_evidence` with the catalogue and the card's name, as a wired worker runs it;
 - project without catalogue: what a worker that passes only set codes gets (two agreeing reads needed);
-- naive baseline: decode, crop the bottom-left corner, one plain Tesseract read of it.
+- naive baseline: decode, crop the bottom-left corner, one plain Tesseract read of it;
+- project, pixel thread (`--pixel-thread`): the project with geometry, hashes and quality on a second thread while
+  this one reads the text, as an OCR worker runs it.
 
 The readers take turns card by card, so a shared host's changing load weighs on each alike; wall and CPU time
 are both reported. Prints figures and ratios measured in the same run; asserts nothing.
 Usage: python bench/stage_c.py [--cards N] [--sets demo,unseen,hard] [--escalation-tessdata DIR] [--quick]
+       [--pixel-thread]
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -121,13 +124,15 @@ Reader = Callable[[HardScan, bytes, Run], None]
 
 
 def project_reader(world: World, engine: CountingEngine, escalation: CountingEngine | None,
-                   with_catalog: bool) -> Reader:
-    """`extract_evidence` as a worker runs it, with the catalogue and the card's name or with set codes only."""
+                   with_catalog: bool, pixels: Executor | None = None) -> Reader:
+    """`extract_evidence` as a worker runs it, with the catalogue and the card's name or with set codes only;
+    with `pixels`, the pixel analysis runs on that executor's thread beside the OCR, as in an OCR worker."""
 
     def read(scan: HardScan, blob: bytes, run: Run) -> None:
         found = extract_evidence(blob, known_set_codes=world.known, engine=engine, escalation=escalation,
                                  catalog=world.read_catalog if with_catalog else None,
-                                 name=scan.card["name"] if with_catalog else None, timings=run.timings)
+                                 name=scan.card["name"] if with_catalog else None, timings=run.timings,
+                                 executor=pixels)
         assert isinstance(found, Evidence)
         run.evidence.append(found)
 
@@ -247,7 +252,7 @@ def report_speed(run: Run, n: int, baseline: Run | None) -> None:
 
 
 def bench_set(name: str, world: World, cards: int, engine: CountingEngine, escalation: CountingEngine | None,
-              quick: bool, seed: int = 1) -> None:
+              quick: bool, seed: int = 1, pixels: Executor | None = None) -> None:
     plans = plan_scans(world.cards, cards, name, seed=seed)
     started = time.perf_counter()
     data = render(plans)
@@ -257,6 +262,9 @@ def bench_set(name: str, world: World, cards: int, engine: CountingEngine, escal
     extract_evidence(data[0], known_set_codes=world.known, engine=engine)
     readers = {"naive baseline": naive_reader(engine),
                "project": project_reader(world, engine, escalation, with_catalog=True)}
+    if pixels is not None:
+        readers["project, pixel thread"] = project_reader(world, engine, escalation, with_catalog=True,
+                                                          pixels=pixels)
     if not quick:
         readers["project without catalogue"] = project_reader(world, engine, escalation, with_catalog=False)
     engines = [engine] + ([escalation] if escalation is not None else [])
@@ -282,6 +290,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tessdata", default=None, help="directory of the first-read model (default: installed)")
     parser.add_argument("--escalation-tessdata", default=None, help="model directory for the escalation reads")
     parser.add_argument("--quick", action="store_true", help="skip the run without catalogue")
+    parser.add_argument("--pixel-thread", action="store_true",
+                        help="also run the project with the pixel analysis on a second thread, as OCR workers do")
     args = parser.parse_args(argv)
     model = Path(args.tessdata) if args.tessdata else find_tessdata()
     size = (model / "eng.traineddata").stat().st_size / 1e6 if model else 0
@@ -292,8 +302,10 @@ def main(argv: list[str] | None = None) -> None:
     world = build_world()
     engine = _engine(args.tessdata)
     escalation = _engine(args.escalation_tessdata) if args.escalation_tessdata else None
-    for name in args.sets.split(","):
-        bench_set(name, world, args.cards, engine, escalation, args.quick)
+    with ThreadPoolExecutor(max_workers=1) as pixels:
+        for name in args.sets.split(","):
+            bench_set(name, world, args.cards, engine, escalation, args.quick,
+                      pixels=pixels if args.pixel_thread else None)
     load = os.getloadavg()
     print(f"\nload average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 

@@ -4,10 +4,13 @@ Runs are recorded in the given Dagster instance, so they show in the UI beside t
 attempted at most once per invocation (a watermark on the card id moves past every batch, whatever its outcome).
 Batches that died earlier are reclaimed first, so a killed `stage-e run` gives its cards back to the next one.
 A database that goes away mid-run ends the run with `DatabaseLost`, one clear message, instead of a traceback.
+The OCR workers are kept from batch to batch (`keep_workers`): the run pays their start and model load once, and
+they stop, releasing their slots, when the run ends.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -22,6 +25,7 @@ from stage_e_dagster.db.urls import redact
 from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
 from stage_e_dagster.sensors.gates import busy_card_ids, reclaim_dead_batches
 from stage_e_dagster.settings import Settings
+from stage_e_dagster.workers.ocr_pool import keep_workers
 
 # Per-event DEBUG lines would bury the progress bar; the events are still stored and shown in the UI.
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -59,28 +63,29 @@ def run_backlog(
     summary = BulkSummary()
     try:
         summary.reclaimed = [row.run_id for row in reclaim_dead_batches(instance, url, reclaim_after_seconds)]
-        watermark = None
-        while (limit is None or summary.cards < limit) and not summary.halted:
-            size = batch_size if limit is None else min(batch_size, limit - summary.cards)
-            cards = cards_needing_work(url, size, busy_card_ids(instance, url), after_id=watermark)
-            if not cards:
-                break
-            watermark = cards[-1].id
-            spec = BatchSpec(tuple(c.id for c in cards), trigger="bulk", mode=mode, trip_override=trip_override)
-            result = job.execute_in_process(
-                run_config={**spec.run_config(), **QUIET}, instance=instance, raise_on_error=False,
-                tags=spec.tags(),
-            )
-            row = ledger.get(url, result.run_id)
-            status = row.status if row else "missing"
-            if not result.success:
-                summary.failed_runs.append(result.run_id)
-                status = _record_failure(url, result, spec)
-            summary.halted = status == "halted"
-            summary.runs += 1
-            summary.cards += len(cards)
-            summary.statuses[status] = summary.statuses.get(status, 0) + 1
-            on_batch(len(cards), status)
+        with keep_workers(holder=f"bulk-{os.getpid()}"):
+            watermark = None
+            while (limit is None or summary.cards < limit) and not summary.halted:
+                size = batch_size if limit is None else min(batch_size, limit - summary.cards)
+                cards = cards_needing_work(url, size, busy_card_ids(instance, url), after_id=watermark)
+                if not cards:
+                    break
+                watermark = cards[-1].id
+                spec = BatchSpec(tuple(c.id for c in cards), trigger="bulk", mode=mode, trip_override=trip_override)
+                result = job.execute_in_process(
+                    run_config={**spec.run_config(), **QUIET}, instance=instance, raise_on_error=False,
+                    tags=spec.tags(),
+                )
+                row = ledger.get(url, result.run_id)
+                status = row.status if row else "missing"
+                if not result.success:
+                    summary.failed_runs.append(result.run_id)
+                    status = _record_failure(url, result, spec)
+                summary.halted = status == "halted"
+                summary.runs += 1
+                summary.cards += len(cards)
+                summary.statuses[status] = summary.statuses.get(status, 0) + 1
+                on_batch(len(cards), status)
     except LOST_DATABASE as err:
         raise DatabaseLost(url, err) from None
     return summary

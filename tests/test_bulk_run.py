@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from dagster import DagsterInstance, RunsFilter
 
 from stage_e_dagster.cli import main
+from stage_e_dagster.db.slot_holders import list_slot_holders
 from stage_e_dagster.runtime import PROJECT_ROOT
 from tests.conftest import scratch_database
 from tests.stage_c_helpers import rows, seed_scans
@@ -35,6 +36,10 @@ def test_run_drains_the_backlog_in_batches_and_records_runs(db_url, tmp_path, da
     first = runner.invoke(main, ["run", "--batch-size", "3", "--limit", "6"])
     assert first.exit_code == 0, first.output
     assert "2 runs over 6 cards; ledger: 2 completed" in first.output
+    workers = rows(db_url, "SELECT counters->'stage_c'->>'workers', counters->'stage_c'->>'workers_reused' "
+                           "FROM dispatch_ledger ORDER BY started_at")
+    assert workers == [("1", "0"), ("0", "1")], "the run's second batch should reuse the first batch's OCR worker"
+    assert list_slot_holders(db_url) == [], "the run's OCR worker should stop, releasing its slot, when it ends"
     rest = runner.invoke(main, ["run"], env={"STAGE_E_BATCH_SIZE": "1"})  # the setting is the default batch size
     assert rest.exit_code == 0 and "2 runs over 2 cards; ledger: 2 completed" in rest.output
     idle = runner.invoke(main, ["run"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 from datetime import date
 
@@ -190,3 +191,29 @@ class CountingEngine:
     def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
         self.calls += 1
         return self.inner.read(image, psm, whitelist)
+
+
+def test_the_pixel_analysis_beside_the_ocr_gives_the_same_evidence(engine: OcrEngine, catalogs: list) -> None:
+    """What an OCR worker does: geometry, hashes and quality on a second thread while this one reads the text."""
+    cards, known = catalogs[0]
+    catalog = read_catalog_of(cards)
+    submitted: list[str] = []
+
+    class Recording(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            submitted.append(fn.__name__)
+            return super().submit(fn, *args, **kwargs)
+
+    picked = random.Random(12).sample(cards, 6)
+    with Recording(max_workers=1) as pixels:
+        for i, card in enumerate(picked):
+            degradation = Degradation.random(random.Random(50 + i)) if i % 2 else None
+            data = jpeg(render_scan(card, long_side=1040 + 160 * i, bleed=bool(i % 3), seed=i,
+                                    degradation=degradation))
+            for only, name in ((None, card["name"]), (None, None), ({"hashes", "collector"}, card["name"])):
+                kwargs = {"known_set_codes": known, "engine": engine, "only": only, "today": date(2026, 1, 1),
+                          "catalog": catalog if name else None, "name": name}
+                alone = extract_evidence(data, **kwargs)
+                beside = extract_evidence(data, executor=pixels, **kwargs)
+                assert isinstance(beside, Evidence) and beside == alone, (card["name"], only)
+    assert len(submitted) == len(picked) * 3 and set(submitted) == {"_pixel_fields"}

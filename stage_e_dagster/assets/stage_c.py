@@ -119,6 +119,7 @@ def image_evidence(
         "not_processed": counters.not_processed,
         "slots_held": counters.slots_held,
         "workers_started": counters.workers,
+        "workers_reused": counters.workers_reused,
         "workers_peak": counters.workers_peak,
         "workers_cap": counters.workers_cap,
         "governor_steps": counters.governor_steps,

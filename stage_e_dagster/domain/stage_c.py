@@ -63,6 +63,7 @@ class StageCCounters:
     not_processed: int = 0
     slots_held: int = 0
     workers: int = 0  # worker processes started (replacements and governor additions included)
+    workers_reused: int = 0  # workers kept from the run's previous batch, already holding their slots
     workers_peak: int = 0  # most workers holding a slot at once
     workers_cap: int = 0  # the most the batch could run (the OCR slot cap)
     governor_steps: list[dict[str, Any]] = field(default_factory=list)
@@ -89,6 +90,7 @@ class StageCCounters:
             "not_processed": self.not_processed,
             "slots_held": self.slots_held,
             "workers": self.workers,
+            "workers_reused": self.workers_reused,
             "workers_peak": self.workers_peak,
             "workers_cap": self.workers_cap,
             "governor_steps": list(self.governor_steps),

@@ -124,6 +124,7 @@ def extract_once_per_content(
                                    wanted=wanted)
                 errors.extend(outcome.errors)
                 counters.workers += outcome.workers_started
+                counters.workers_reused = max(counters.workers_reused, outcome.workers_reused)
                 counters.workers_peak = max(counters.workers_peak, outcome.workers_peak)
                 counters.slots_held = max(counters.slots_held, len(outcome.slots_held))
                 counters.throttled = counters.throttled or outcome.throttled

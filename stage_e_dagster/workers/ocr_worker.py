@@ -12,6 +12,7 @@ import os
 import signal
 import threading
 import time
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,9 +82,10 @@ def _die_with(owner_pid: int) -> None:
     threading.Thread(target=watchdog, daemon=True, name="owner-watchdog").start()
 
 
-def process_task(task: Task, engine: Any, catalog: ReadCatalog) -> TaskResult:
+def process_task(task: Task, engine: Any, catalog: ReadCatalog, executor: Executor | None = None) -> TaskResult:
     """Read the file, check it is the bytes the card was registered with, and extract (with the catalogue's
-    knowledge and the card's name, one confirmed reading is enough). Never raises."""
+    knowledge and the card's name, one confirmed reading is enough; `executor` runs the pixel analysis beside the
+    OCR). Never raises."""
     started = time.perf_counter()
     try:
         data = Path(task.path).read_bytes()
@@ -98,7 +100,8 @@ def process_task(task: Task, engine: Any, catalog: ReadCatalog) -> TaskResult:
         else:
             try:
                 outcome = extract_evidence(data, known_set_codes=catalog.set_codes, engine=engine,
-                                           only=task.extractors, catalog=catalog, name=task.name)
+                                           only=task.extractors, catalog=catalog, name=task.name,
+                                           executor=executor)
             except Exception as err:  # noqa: BLE001 - a bug on one image must not end the batch
                 outcome = EvidenceSkip("extraction-error", {"error": f"{type(err).__name__}: {err}"})
     return TaskResult(task.card_id, task.content_sha256, outcome, time.perf_counter() - started)
@@ -120,7 +123,8 @@ def worker_main(index: int, settings: PoolSettings, catalog: ReadCatalog, owner_
             results.put(("error", index, f"OCR engine {settings.engine!r} unavailable: {err}"))
             return
         results.put(("ready", index, held[0]))
-        while (task := tasks.get()) is not None:
-            results.put(("result", index, process_task(task, engine, catalog)))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pixels") as pixels:
+            while (task := tasks.get()) is not None:
+                results.put(("result", index, process_task(task, engine, catalog, pixels)))
 
 

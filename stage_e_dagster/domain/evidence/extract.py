@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Iterator, MutableMapping
+from concurrent.futures import Executor
 from contextlib import contextmanager
 from datetime import date
+from typing import Any
+
+from PIL import Image
 
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.collector import read_collector, read_legal
@@ -53,13 +57,15 @@ def extract_evidence(
     name: str | None = None,
     escalation: OcrEngine | None = None,
     timings: MutableMapping[str, float] | None = None,
+    executor: Executor | None = None,
 ) -> Evidence | EvidenceSkip:
     """Evidence from scan bytes; `only` restricts to the named extractors (the caller merges stored fields).
 
     With `catalog` and the card's `name` (from its file name), one collector reading the catalogue confirms is
     enough and the legal line is not read when nothing needs it; without them the reader wants two readings that
     agree. `escalation` is the OCR engine for the reader's escalation steps (default: `engine`). `timings`, when
-    given, accumulates seconds per extractor ("decode" for loading).
+    given, accumulates seconds per extractor ("decode" for loading). `executor`, when given, runs the pixel
+    analysis (geometry, hashes, quality) while this thread reads the text lines (see `extract_from_loaded`).
 
     `extractor_versions` holds the versions of the extractors computed here. Never raises on bad bytes: they
     become an `EvidenceSkip`. Raises ValueError for an unknown extractor name in `only`.
@@ -74,7 +80,7 @@ def extract_evidence(
         return loaded
     return extract_from_loaded(
         loaded, known_set_codes=known_set_codes, engine=engine, selected=selected, today=today, catalog=catalog,
-        name=name, escalation=escalation, timings=timings,
+        name=name, escalation=escalation, timings=timings, executor=executor,
     )
 
 
@@ -101,26 +107,30 @@ def extract_from_loaded(
     name: str | None = None,
     escalation: OcrEngine | None = None,
     timings: MutableMapping[str, float] | None = None,
+    executor: Executor | None = None,
 ) -> Evidence:
     """Run the selected extractors over an already decoded scan (see `extract_evidence`).
 
     The legal line's one consumer is Stage D's era check, a guard for a printing chosen by its number alone. When
     the collector reading settles the printing (confirmed by the catalogue with its set code, or with its set's
-    known printed total) the guard has nothing to add and the legal line is not read: its fields stay empty."""
+    known printed total) the guard has nothing to add and the legal line is not read: its fields stay empty.
+
+    With `executor` the pixel analysis runs there while this thread reads the text lines: Tesseract releases the
+    GIL while it recognises, so a card costs about the longer of the two instead of their sum. Both halves read
+    the same images as without it, so the evidence is the same; the OCR engine stays on this thread."""
     img = loaded.image
     facts = classify_bleed(loaded.width, loaded.height)
     trim = trim_of(img, facts.has_bleed)
     factor = max(1, round(max(img.size) / ANALYSIS_LONG_SIDE))
     small = img.reduce(factor) if factor > 1 else img
     small_trim = trim_of(small, facts.has_bleed)
+    analysis = (executor.submit(_pixel_fields, img, trim, small, small_trim, selected, timings) if executor else None)
     evidence = Evidence()
     settled = False
     if "geometry" in selected:
-        with _timed(timings, "geometry"):
-            evidence.width, evidence.height = facts.width, facts.height
-            evidence.aspect_ratio = facts.aspect_ratio
-            evidence.bleed_class = facts.bleed_class
-            evidence.border_color = border_color(small, small_trim)
+        evidence.width, evidence.height = facts.width, facts.height
+        evidence.aspect_ratio = facts.aspect_ratio
+        evidence.bleed_class = facts.bleed_class
     if "collector" in selected:
         with _timed(timings, "collector"):
             reading = read_collector(crop_region(img, trim, layout.COLLECTOR_CROP), known_set_codes, engine,
@@ -142,13 +152,26 @@ def extract_from_loaded(
         evidence.legal_raw = raw
         evidence.copyright_year = parse_copyright_year(raw, year)
         evidence.proxy_marker = has_proxy_marker(raw)
-    if "hashes" in selected:
-        with _timed(timings, "hashes"):
-            evidence.art_phash = phash64(crop_region(small, small_trim, layout.ART_CROP))
-            evidence.symbol_phash = symbol_phash(crop_region(img, trim, layout.SYMBOL_CROP))
-    if "quality" in selected:
-        with _timed(timings, "quality"):
-            evidence.blur_variance, evidence.entropy = quality_of(small)
-            evidence.truncated = False
+    fields = analysis.result() if analysis else _pixel_fields(img, trim, small, small_trim, selected, timings)
+    for field_name, value in fields.items():
+        setattr(evidence, field_name, value)
     evidence.extractor_versions = {key: EXTRACTOR_VERSIONS[key] for key in EXTRACTORS if key in selected}
     return evidence
+
+
+def _pixel_fields(img: Image.Image, trim: layout.TrimRect, small: Image.Image, small_trim: layout.TrimRect,
+                  selected: Collection[str], timings: MutableMapping[str, float] | None) -> dict[str, Any]:
+    """The fields of the extractors that need no OCR (border colour, hashes, quality), by field name."""
+    fields: dict[str, Any] = {}
+    if "geometry" in selected:
+        with _timed(timings, "geometry"):
+            fields["border_color"] = border_color(small, small_trim)
+    if "hashes" in selected:
+        with _timed(timings, "hashes"):
+            fields["art_phash"] = phash64(crop_region(small, small_trim, layout.ART_CROP))
+            fields["symbol_phash"] = symbol_phash(crop_region(img, trim, layout.SYMBOL_CROP))
+    if "quality" in selected:
+        with _timed(timings, "quality"):
+            fields["blur_variance"], fields["entropy"] = quality_of(small)
+            fields["truncated"] = False
+    return fields
