@@ -1,0 +1,113 @@
+"""Shared pieces of the live-daemon drills: demo cards in a `Home`, the streaming environment, the database oracle
+(every card finished, nothing written twice) and the GraphQL queries that read Dagster's view of the runs.
+
+The oracle reads the database's final state against the pipeline's rules, never the code under test's own report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg2
+
+from drills.live import Dev, Home, wait_for
+from stage_e_dagster.db.urls import libpq_dsn
+
+NEVER = "0 0 1 1 *"
+"""A cron that does not fire during a drill: schedules exist and run, but do not start work of their own."""
+
+RUNS = ('{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status '
+        'tags { key value } } } } }')
+REPOSITORY = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } '
+              'jobs { name } assetNodes { assetKey { path } } sensors { name sensorState { status } } '
+              'schedules { name scheduleState { status } } } } } }')
+
+
+def rows(home: Home, sql: str, params: Any = None) -> list[tuple]:
+    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql, params)
+            return cur.fetchall()
+    finally:
+        conn.close()
+
+
+def execute(home: Home, sql: str, params: Any = None) -> int:
+    """Run one statement in its own committed transaction; the rows it touched."""
+    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
+    try:
+        with conn, conn.cursor() as cur:
+            cur.execute(sql, params)
+            return cur.rowcount
+    finally:
+        conn.close()
+
+
+def prepare_cards(home: Home, cards: int, printings: int = 150) -> None:
+    """Generate `cards` clean demo scans, import their catalogue and ingest them: cards that need Stage C and D."""
+    data = home.root / "demo"
+    home.stage_e("demo", "generate", "--printings", str(printings), "--cards", str(cards), "--out", str(data),
+                 "--degraded-fraction", "0", "--workers", "1")
+    home.stage_e("catalog", "import", str(data / "catalog.json"), "--symbols", str(data / "symbols"))
+    home.stage_e("ingest", str(data / "scans"), "--source", "demo")
+
+
+def stream_env(home: Home, batch: int, slots: int = 1, **extra: str) -> None:
+    """Stream with the card sensor every 5 s in batches of `batch`; no sweep or check run of their own; a load
+    ceiling that a busy shared host does not reach (these drills are not about the envelope)."""
+    home.env.update({"STAGE_E_STREAMING": "on", "STAGE_E_BATCH_SIZE": str(batch),
+                     "STAGE_E_OCR_MAX_SLOTS": str(slots), "STAGE_E_STREAM_INTERVAL_SECONDS": "5",
+                     "STAGE_E_SWEEP_CRON": NEVER, "STAGE_E_CHECKS_CRON": NEVER, "STAGE_E_RESYNC_CRON": NEVER,
+                     "STAGE_E_HOST_LOAD_CEILING": "100", **extra})
+
+
+def micro_batch_runs(dev: Dev) -> list[dict[str, Any]]:
+    """Dagster's micro_batch runs: runId, status and tags as a dict."""
+    data = dev.graphql(RUNS)
+    if data is None:
+        raise AssertionError("the webserver did not answer the runs query")
+    return [{"runId": r["runId"], "status": r["status"], "tags": {t["key"]: t["value"] for t in r["tags"]}}
+            for r in data["runsOrError"]["results"]]
+
+
+def stream_settled(home: Home) -> bool:
+    """No card owes work and no batch is running."""
+    return (home.scalar("SELECT count(*) FROM card_work") == 0
+            and home.scalar("SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
+
+
+def wait_settled(home: Home, dev: Dev, timeout: float) -> None:
+    wait_for(lambda: stream_settled(home), timeout, "every card to be processed and no batch running",
+             every=dev.record)
+    wait_for(lambda: all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in micro_batch_runs(dev)), 120,
+             "every micro_batch run to end", every=dev.record)
+
+
+UNFINISHED = """
+SELECT c.id FROM card c
+WHERE NOT EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id AND e.content_sha256 = c.content_sha256)
+   OR NOT (EXISTS (SELECT 1 FROM card_printing_tag t WHERE t.card_id = c.id)
+           OR EXISTS (SELECT 1 FROM card_scan_log l WHERE l.card_id = c.id AND l.skip_reason = 'to-review'))
+"""
+"""Cards without current evidence, or with neither a vote nor a routing to review."""
+
+DUPLICATES = {
+    "evidence": "SELECT card_id, content_sha256 FROM image_evidence GROUP BY 1, 2 HAVING count(*) > 1",
+    "votes": "SELECT card_id, printing_id, anonymous_id, is_no_match FROM card_printing_tag "
+             "GROUP BY 1, 2, 3, 4 HAVING count(*) > 1",
+    "scan_log": "SELECT card_id, anonymous_id, skip_reason, evidence_key FROM card_scan_log "
+                "GROUP BY 1, 2, 3, 4 HAVING count(*) > 1",
+}
+"""What must never be written twice: evidence per (card, bytes), a vote per (card, printing, voter), an abstention
+or review routing per (card, voter, reason, evidence)."""
+
+
+def assert_each_card_done_once(home: Home, cards: int) -> None:
+    """The oracle: `cards` cards, each with current evidence and a vote or a review routing, nothing twice."""
+    assert home.scalar("SELECT count(*) FROM card") == cards
+    unfinished = [r[0] for r in rows(home, UNFINISHED)]
+    assert unfinished == [], f"cards not finished: {unfinished}"
+    for what, sql in DUPLICATES.items():
+        found = rows(home, sql)
+        assert found == [], f"duplicate {what}: {found[:5]}"
