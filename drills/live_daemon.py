@@ -90,7 +90,7 @@ def prove_dedup(home: Home, dev: Dev, figures: dict[str, Any], timeout: float) -
         assert execute(home, "DELETE FROM image_evidence WHERE card_id = ANY(%s)", (list(card_ids),)) == len(card_ids)
         assert home.scalar("SELECT count(*) FROM card_work") == len(card_ids), "the batch's cards are owed work"
 
-        def settled_tick() -> dict[str, Any] | None:
+        def settled_tick(before=before, reopened=reopened, key=key) -> dict[str, Any] | None:
             new_runs = {r["runId"] for r in micro_batch_runs(dev)} - set(before)
             if new_runs:
                 return {"new_runs": sorted(new_runs)}
