@@ -70,6 +70,7 @@ class Kill:
     evidenced: int
     evidence_before: set[tuple[int, str]] = field(default_factory=set)  # (card id, run id) stored at the kill
     killed_at: float = 0.0  # time.monotonic() of the kill
+    worker_dead_s: float = 0.0  # until the killed process itself had exited (the kernel's teardown of it)
     slot_free_s: float = 0.0  # until no lock connection of the run holds an advisory lock
     workers_gone_s: float = 0.0  # until every OCR worker of the run is gone
     tree_gone_s: float = 0.0  # until every process the run worker had started is gone
@@ -147,8 +148,11 @@ def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
         while _query(conn, _STILL_HELD, (backends,))[0][0]:
             assert time.monotonic() - killed < SLOT_FREE_BOUND_SECONDS, \
                 f"the OCR slot of killed run {run_id} still held {SLOT_FREE_BOUND_SECONDS:.0f} s after the kill"
+            if not kill.worker_dead_s and _gone(pid):
+                kill.worker_dead_s = time.monotonic() - killed
             time.sleep(0.002)
         kill.killed_at, kill.slot_free_s = killed, time.monotonic() - killed
+        kill.worker_dead_s = kill.worker_dead_s or kill.slot_free_s
         kill.workers_gone_s = _wait_gone(workers, killed, f"OCR workers of killed run {run_id}")
         kill.tree_gone_s = _wait_gone(tree | {pid}, killed, f"processes of killed run {run_id}")
         kill.evidence_before = {(card, run) for card, run in _query(
@@ -189,6 +193,7 @@ def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], car
         done.append(kill)
         figures["kills"] = len(done)
         figures["killed_at"] = ",".join(f"{k.evidenced}/{k.cards}" for k in done)
+        figures["worker_dead_ms"] = ",".join(f"{k.worker_dead_s * 1000:.0f}" for k in done)
         figures["slot_free_ms"] = ",".join(f"{k.slot_free_s * 1000:.0f}" for k in done)
         figures["workers_gone_ms"] = ",".join(f"{k.workers_gone_s * 1000:.0f}" for k in done)
         figures["tree_gone_ms"] = ",".join(f"{k.tree_gone_s * 1000:.0f}" for k in done)
