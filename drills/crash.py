@@ -150,10 +150,12 @@ def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
                 f"the OCR slot of killed run {run_id} still held {SLOT_FREE_BOUND_SECONDS:.0f} s after the kill"
             if not kill.worker_dead_s and _gone(pid):
                 kill.worker_dead_s = time.monotonic() - killed
+            if not kill.workers_gone_s and all(_gone(worker) for worker in workers):
+                kill.workers_gone_s = time.monotonic() - killed
             time.sleep(0.002)
         kill.killed_at, kill.slot_free_s = killed, time.monotonic() - killed
         kill.worker_dead_s = kill.worker_dead_s or kill.slot_free_s
-        kill.workers_gone_s = _wait_gone(workers, killed, f"OCR workers of killed run {run_id}")
+        kill.workers_gone_s = kill.workers_gone_s or _wait_gone(workers, killed, f"OCR workers of run {run_id}")
         kill.tree_gone_s = _wait_gone(tree | {pid}, killed, f"processes of killed run {run_id}")
         kill.evidence_before = {(card, run) for card, run in _query(
             conn, "SELECT card_id, run_id FROM image_evidence")}

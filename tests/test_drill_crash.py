@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from drills import crash
-from stage_e_dagster.sensors.run_failures import CRASH_REASON
 
 pytestmark = pytest.mark.slow
 
@@ -16,4 +15,4 @@ def test_a_killed_run_fails_truthfully_frees_its_slot_and_its_cards_end_processe
     kills = crash.drill(home, dev, figures, cards=30, batch=15, kills=1)
     print(figures)
     assert len(kills) == 1 and kills[0].slot_free_s < crash.SLOT_FREE_BOUND_SECONDS
-    assert figures["reason"] == CRASH_REASON[:60].replace(" ", "_")
+    assert figures["runs"] >= 2, "the killed batch's cards were finished by another run"
