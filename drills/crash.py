@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
-import psycopg2
 
 from drills.daemon_kit import (
     assert_each_card_done_once,
+    connect,
     micro_batch_runs,
     prepare_cards,
     rows,
@@ -38,7 +38,6 @@ from drills.daemon_kit import (
 )
 from drills.live import Dev, Home, wait_for
 from stage_e_dagster.db.slot_holders import NAMESPACE
-from stage_e_dagster.db.urls import libpq_dsn
 from stage_e_dagster.resources.ocr_slots import APPLICATION_PREFIX
 
 KILL_WINDOW = (0.25, 0.85)
@@ -78,7 +77,7 @@ class Kill:
 
 
 def _connect(home: Home):
-    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
+    conn = connect(home)
     conn.autocommit = True
     return conn
 

@@ -23,8 +23,16 @@ REPOSITORY = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { nam
               'schedules { name scheduleState { status } } } } } }')
 
 
+CONNECT_TIMEOUT = 60
+"""Seconds to wait for a connection: on a saturated shared host the embedded server can take many seconds."""
+
+
+def connect(home: Home):
+    return psycopg2.connect(libpq_dsn(home.url), connect_timeout=CONNECT_TIMEOUT)
+
+
 def rows(home: Home, sql: str, params: Any = None) -> list[tuple]:
-    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
+    conn = connect(home)
     try:
         with conn.cursor() as cur:
             cur.execute(sql, params)
@@ -33,9 +41,13 @@ def rows(home: Home, sql: str, params: Any = None) -> list[tuple]:
         conn.close()
 
 
+def scalar(home: Home, sql: str, params: Any = None) -> Any:
+    return rows(home, sql, params)[0][0]
+
+
 def execute(home: Home, sql: str, params: Any = None) -> int:
     """Run one statement in its own committed transaction; the rows it touched."""
-    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
+    conn = connect(home)
     try:
         with conn, conn.cursor() as cur:
             cur.execute(sql, params)
@@ -62,19 +74,21 @@ def stream_env(home: Home, batch: int, slots: int = 1, **extra: str) -> None:
                      "STAGE_E_HOST_LOAD_CEILING": "100", **extra})
 
 
+def query(dev: Dev, text: str, timeout: float = 90) -> dict[str, Any]:
+    """A GraphQL query's data, asked again while the webserver does not answer (a saturated host slows it)."""
+    return wait_for(lambda: dev.graphql(text), timeout, "the webserver to answer a GraphQL query")
+
+
 def micro_batch_runs(dev: Dev) -> list[dict[str, Any]]:
     """Dagster's micro_batch runs: runId, status and tags as a dict."""
-    data = dev.graphql(RUNS)
-    if data is None:
-        raise AssertionError("the webserver did not answer the runs query")
     return [{"runId": r["runId"], "status": r["status"], "tags": {t["key"]: t["value"] for t in r["tags"]}}
-            for r in data["runsOrError"]["results"]]
+            for r in query(dev, RUNS)["runsOrError"]["results"]]
 
 
 def stream_settled(home: Home) -> bool:
     """No card owes work and no batch is running."""
-    return (home.scalar("SELECT count(*) FROM card_work") == 0
-            and home.scalar("SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
+    return (scalar(home, "SELECT count(*) FROM card_work") == 0
+            and scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
 
 
 def wait_settled(home: Home, dev: Dev, timeout: float) -> None:
@@ -105,7 +119,7 @@ or review routing per (card, voter, reason, evidence)."""
 
 def assert_each_card_done_once(home: Home, cards: int) -> None:
     """The oracle: `cards` cards, each with current evidence and a vote or a review routing, nothing twice."""
-    assert home.scalar("SELECT count(*) FROM card") == cards
+    assert scalar(home, "SELECT count(*) FROM card") == cards
     unfinished = [r[0] for r in rows(home, UNFINISHED)]
     assert unfinished == [], f"cards not finished: {unfinished}"
     for what, sql in DUPLICATES.items():

@@ -24,7 +24,9 @@ from drills.daemon_kit import (
     execute,
     micro_batch_runs,
     prepare_cards,
+    query,
     rows,
+    scalar,
     stream_env,
     wait_settled,
 )
@@ -39,7 +41,7 @@ _TICKS = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors
 
 def check_definitions(dev: Dev) -> None:
     """The code location as the UI sees it: assets, job, sensors and schedule, and their states."""
-    nodes = dev.graphql(REPOSITORY)["repositoriesOrError"]["nodes"]
+    nodes = query(dev, REPOSITORY)["repositoriesOrError"]["nodes"]
     assert len(nodes) == 1, nodes
     repo = nodes[0]
     assets = {node["assetKey"]["path"][-1] for node in repo["assetNodes"]}
@@ -53,7 +55,7 @@ def check_definitions(dev: Dev) -> None:
 
 def stream_ticks(dev: Dev, after: float) -> list[dict[str, Any]]:
     """The card_stream sensor's ticks evaluated after `after` (epoch seconds)."""
-    nodes = dev.graphql(_TICKS)["repositoriesOrError"]["nodes"]
+    nodes = query(dev, _TICKS)["repositoriesOrError"]["nodes"]
     ticks = next(s["sensorState"]["ticks"] for s in nodes[0]["sensors"] if s["name"] == "card_stream")
     return [tick for tick in ticks if tick["timestamp"] > after]
 
@@ -88,7 +90,7 @@ def prove_dedup(home: Home, dev: Dev, figures: dict[str, Any], timeout: float) -
         key = before[run_id]
         reopened = time.time()
         assert execute(home, "DELETE FROM image_evidence WHERE card_id = ANY(%s)", (list(card_ids),)) == len(card_ids)
-        assert home.scalar("SELECT count(*) FROM card_work") == len(card_ids), "the batch's cards are owed work"
+        assert scalar(home, "SELECT count(*) FROM card_work") == len(card_ids), "the batch's cards are owed work"
 
         def settled_tick(before=before, reopened=reopened, key=key) -> dict[str, Any] | None:
             new_runs = {r["runId"] for r in micro_batch_runs(dev)} - set(before)
