@@ -73,6 +73,7 @@ class Kill:
     slot_free_s: float = 0.0  # until no lock connection of the run holds an advisory lock
     workers_gone_s: float = 0.0  # until every OCR worker of the run is gone
     tree_gone_s: float = 0.0  # until every process the run worker had started is gone
+    failed_s: float = 0.0  # until Dagster's run record says FAILURE (as seen through GraphQL)
     recorded_s: float = 0.0  # until the ledger row says failed with the run-failure sensor's reason
 
 
@@ -168,6 +169,7 @@ def check_killed_run(home: Home, dev: Dev, kill: Kill, timeout: float) -> str:
     returns the reason."""
     wait_for(lambda: any(r["runId"] == kill.run_id and r["status"] == "FAILURE" for r in micro_batch_runs(dev)),
              timeout, f"killed run {kill.run_id} to be marked FAILURE", every=dev.record)
+    kill.failed_s = time.monotonic() - kill.killed_at
 
     def recorded() -> str | None:
         found = rows(home, "SELECT status, failure_reason FROM dispatch_ledger WHERE run_id = %s", (kill.run_id,))
@@ -200,6 +202,7 @@ def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], car
         figures["tree_gone_ms"] = ",".join(f"{k.tree_gone_s * 1000:.0f}" for k in done)
     for kill in done:
         figures["reason"] = check_killed_run(home, dev, kill, timeout)[:60].replace(" ", "_")
+    figures["failed_s"] = ",".join(f"{k.failed_s:.1f}" for k in done)
     figures["recorded_s"] = ",".join(f"{k.recorded_s:.1f}" for k in done)
     wait_settled(home, dev, timeout)
     assert_each_card_done_once(home, cards)
