@@ -17,7 +17,7 @@ NEVER = "0 0 1 1 *"
 """A cron that does not fire during a drill: schedules exist and run, but do not start work of their own."""
 
 RUNS = ('{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status '
-        'tags { key value } } } } }')
+        'creationTime tags { key value } } } } }')
 REPOSITORY = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } '
               'jobs { name } assetNodes { assetKey { path } } sensors { name sensorState { status } } '
               'schedules { name scheduleState { status } } } } } }')
@@ -80,9 +80,9 @@ def query(dev: Dev, text: str, timeout: float = 90) -> dict[str, Any]:
 
 
 def micro_batch_runs(dev: Dev) -> list[dict[str, Any]]:
-    """Dagster's micro_batch runs: runId, status and tags as a dict."""
-    return [{"runId": r["runId"], "status": r["status"], "tags": {t["key"]: t["value"] for t in r["tags"]}}
-            for r in query(dev, RUNS)["runsOrError"]["results"]]
+    """Dagster's micro_batch runs: runId, status, creationTime (epoch seconds) and tags as a dict."""
+    found = query(dev, RUNS)["runsOrError"]["results"]
+    return [{**r, "tags": {t["key"]: t["value"] for t in r["tags"]}} for r in found]
 
 
 def stream_settled(home: Home) -> bool:

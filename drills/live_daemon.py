@@ -31,6 +31,7 @@ from drills.daemon_kit import (
     wait_settled,
 )
 from drills.live import Dev, Home, wait_for
+from stage_e_dagster.sensors.card_stream import KEY_EPOCH_SECONDS
 
 ASSETS = {"image_evidence", "printing_votes", "dispatch_outcome"}
 SENSORS = {"card_stream", "record_run_failures", "source_inbox"}
@@ -84,7 +85,8 @@ def prove_dedup(home: Home, dev: Dev, figures: dict[str, Any], timeout: float) -
     it. Run keys carry the hour, so when the hour turned since that batch ran, the new run it gets is finished
     first and offered again in turn."""
     for _ in range(2):
-        before = {r["runId"]: r["tags"]["dagster/run_key"] for r in micro_batch_runs(dev)}
+        runs = micro_batch_runs(dev)
+        before = {r["runId"]: r["tags"]["dagster/run_key"] for r in runs}
         run_id, card_ids = rows(home, "SELECT run_id, card_ids FROM dispatch_ledger WHERE status = 'completed' "
                                       "ORDER BY finished_at DESC LIMIT 1")[0]
         key = before[run_id]
@@ -103,6 +105,9 @@ def prove_dedup(home: Home, dev: Dev, figures: dict[str, Any], timeout: float) -
         if "new_runs" in seen:
             new_keys = {r["tags"]["dagster/run_key"] for r in micro_batch_runs(dev) if r["runId"] in seen["new_runs"]}
             assert not new_keys & set(before.values()), "a run key was launched twice"
+            created = next(r["creationTime"] for r in runs if r["runId"] == run_id)
+            assert int(created // KEY_EPOCH_SECONDS) != int(time.time() // KEY_EPOCH_SECONDS), \
+                "a reopened batch got a new run key although its key's hour had not turned"
             figures["dedup_hour_turned"] = True
             wait_settled(home, dev, timeout)
             continue
