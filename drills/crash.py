@@ -194,16 +194,16 @@ def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], car
     for _ in range(kills):
         kill = kill_run(home, dev, {k.run_id for k in done}, timeout)
         done.append(kill)
-        figures["kills"] = len(done)
-        figures["killed_at"] = ",".join(f"{k.evidenced}/{k.cards}" for k in done)
-        figures["worker_dead_ms"] = ",".join(f"{k.worker_dead_s * 1000:.0f}" for k in done)
-        figures["slot_free_ms"] = ",".join(f"{k.slot_free_s * 1000:.0f}" for k in done)
-        figures["workers_gone_ms"] = ",".join(f"{k.workers_gone_s * 1000:.0f}" for k in done)
-        figures["tree_gone_ms"] = ",".join(f"{k.tree_gone_s * 1000:.0f}" for k in done)
-    for kill in done:
         figures["reason"] = check_killed_run(home, dev, kill, timeout)[:60].replace(" ", "_")
-    figures["failed_s"] = ",".join(f"{k.failed_s:.1f}" for k in done)
-    figures["recorded_s"] = ",".join(f"{k.recorded_s:.1f}" for k in done)
+        figures["kills"] = len(done)
+        for name, value in (("killed_at", lambda k: f"{k.evidenced}/{k.cards}"),
+                            ("worker_dead_ms", lambda k: f"{k.worker_dead_s * 1000:.0f}"),
+                            ("slot_free_ms", lambda k: f"{k.slot_free_s * 1000:.0f}"),
+                            ("workers_gone_ms", lambda k: f"{k.workers_gone_s * 1000:.0f}"),
+                            ("tree_gone_ms", lambda k: f"{k.tree_gone_s * 1000:.0f}"),
+                            ("failed_s", lambda k: f"{k.failed_s:.1f}"),
+                            ("recorded_s", lambda k: f"{k.recorded_s:.1f}")):
+            figures[name] = ",".join(value(k) for k in done)
     wait_settled(home, dev, timeout)
     assert_each_card_done_once(home, cards)
     final = {(card, run) for card, run in rows(home, "SELECT card_id, run_id FROM image_evidence")}
