@@ -1,14 +1,15 @@
 """One OCR worker process: it takes its own OCR slot, then extracts evidence for the cards it is sent.
 
 Without a slot it exits at once, so the cap holds whatever starts workers. It dies with its owner: the kernel
-sends SIGKILL when the parent dies (PR_SET_PDEATHSIG) and a watchdog thread exits when the owning step process is
-gone, so a killed run leaves no orphaned OCR process holding a slot.
+sends SIGKILL when the parent (the forkserver) dies (PR_SET_PDEATHSIG), and a watchdog thread exits the moment the
+owning step process ends (a pidfd), so a killed run leaves no orphaned OCR process holding a slot.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import select
 import signal
 import threading
 import time
@@ -69,17 +70,30 @@ def _die_with(owner_pid: int) -> None:
     except OSError:
         pass
 
-    def watchdog() -> None:
-        while True:
-            try:
-                os.kill(owner_pid, 0)
-            except ProcessLookupError:
-                os._exit(3)
-            except PermissionError:
-                pass
-            time.sleep(0.5)
+    threading.Thread(target=_exit_with, args=(owner_pid,), daemon=True, name="owner-watchdog").start()
 
-    threading.Thread(target=watchdog, daemon=True, name="owner-watchdog").start()
+
+def _exit_with(owner_pid: int) -> None:
+    """Exit this process the moment `owner_pid` exits: a pidfd becomes readable when its process ends (even while
+    it waits, a zombie, for its parent to reap it), so the slot's lock connection closes at once. Where pidfds
+    are missing, poll the pid twice a second instead."""
+    try:
+        pidfd = os.pidfd_open(owner_pid)
+    except ProcessLookupError:
+        os._exit(3)
+    except (AttributeError, OSError):
+        pidfd = None
+    if pidfd is not None:
+        select.select([pidfd], [], [])
+        os._exit(3)
+    while True:
+        try:
+            os.kill(owner_pid, 0)
+        except ProcessLookupError:
+            os._exit(3)
+        except PermissionError:
+            pass
+        time.sleep(0.5)
 
 
 def process_task(task: Task, engine: Any, catalog: ReadCatalog, executor: Executor | None = None) -> TaskResult:

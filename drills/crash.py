@@ -1,0 +1,253 @@
+"""Drill `crash`: `kill -9` of a live run's worker in the middle of Stage C, under `stage-e dev`.
+
+A run is killed once 25-85% of its batch's cards have evidence (and it wrote some of it itself, so it is doing OCR
+right now and holds an OCR slot). Then:
+
+- Dagster's run monitoring marks the run FAILURE, and `record_run_failures` (not the stream's reaper, whose
+  reasons start with "abandoned") leaves its ledger row `failed` with a reason;
+- the OCR slot it held is free again: the time from the kill until `pg_locks` shows no advisory lock held by the
+  run's lock connections is measured (a figure; only a generous bound is asserted, the host is shared);
+- no OCR worker outlives the run: every worker process (psutil) is gone;
+- the cards are offered again and end processed exactly once: every card has current evidence and a vote or a
+  review routing, nothing is written twice, and the evidence stored before the kill is kept, not extracted again.
+
+The oracle is the database's final state and Dagster's run records, not the pipeline's own report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psutil
+
+from drills.daemon_kit import (
+    assert_each_card_done_once,
+    connect,
+    micro_batch_runs,
+    prepare_cards,
+    rows,
+    stream_env,
+    wait_settled,
+)
+from drills.live import Dev, Home, wait_for
+from stage_e_dagster.db.slot_holders import NAMESPACE
+from stage_e_dagster.resources.ocr_slots import APPLICATION_PREFIX
+
+KILL_WINDOW = (0.25, 0.85)
+"""A run is killed when this share of its batch's cards has evidence (the issue asks for 5-85%)."""
+SLOT_FREE_BOUND_SECONDS = 10.0
+"""Generous bound on the slot's release (the promise is about a second; the figure is what the drill reports)."""
+WORKERS_GONE_BOUND_SECONDS = 30.0
+
+_PROGRESS = """
+SELECT l.run_id, l.owner, cardinality(l.card_ids),
+       (SELECT count(*) FROM image_evidence e WHERE e.card_id = ANY(l.card_ids)),
+       (SELECT count(*) FROM image_evidence e WHERE e.run_id = l.run_id)
+FROM dispatch_ledger l WHERE l.status = 'running' AND l.owner IS NOT NULL
+"""
+_HOLDERS = """
+SELECT l.pid, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s::oid AND a.application_name LIKE %s
+"""
+_STILL_HELD = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = ANY(%s)"
+
+
+@dataclass
+class Kill:
+    """One killed run and what was measured after the kill."""
+
+    run_id: str
+    pid: int
+    cards: int
+    evidenced: int
+    evidence_before: set[tuple[int, str]] = field(default_factory=set)  # (card id, run id) stored at the kill
+    killed_at: float = 0.0  # time.monotonic() of the kill
+    worker_dead_s: float = 0.0  # until the killed process itself had exited (the kernel's teardown of it)
+    slot_free_s: float = 0.0  # until no lock connection of the run holds an advisory lock
+    workers_gone_s: float = 0.0  # until every OCR worker of the run is gone
+    tree_gone_s: float = 0.0  # until every process the run worker had started is gone
+    failed_s: float = 0.0  # until Dagster's run record says FAILURE (as seen through GraphQL)
+    recorded_s: float = 0.0  # until the ledger row says failed with the run-failure sensor's reason
+
+
+def _connect(home: Home):
+    conn = connect(home)
+    conn.autocommit = True
+    return conn
+
+
+def _query(conn, sql: str, params: Any = None) -> list[tuple]:
+    with conn.cursor() as cur:
+        cur.execute(sql, params)
+        return cur.fetchall()
+
+
+def _owner_pid(owner: str) -> int:
+    return int(owner.split("/")[1])
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _wait_gone(pids: set[int], since: float, what: str) -> float:
+    """Seconds from `since` until every one of `pids` has exited (a bounded wait)."""
+    while left := [pid for pid in pids if not _gone(pid)]:
+        assert time.monotonic() - since < WORKERS_GONE_BOUND_SECONDS, f"{what} outlive it: {left}"
+        time.sleep(0.01)
+    return time.monotonic() - since
+
+
+def _pick_victim(conn, dev: Dev, spared: set[str], timeout: float) -> tuple[str, int, int, int]:
+    """Wait for a running batch (not in `spared`) that is inside the kill window and holds an OCR slot; returns
+    (run id, worker pid, cards, cards with evidence)."""
+    deadline = time.monotonic() + timeout
+    last_record = 0.0
+    while time.monotonic() < deadline:
+        if time.monotonic() - last_record > 1:
+            dev.record()
+            last_record = time.monotonic()
+        for run_id, owner, cards, evidenced, own in _query(conn, _PROGRESS):
+            share = evidenced / cards
+            if run_id in spared or not own or not KILL_WINDOW[0] <= share <= KILL_WINDOW[1]:
+                continue
+            if _query(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX} {run_id}%")):
+                return run_id, _owner_pid(owner), cards, evidenced
+        time.sleep(0.05)
+    raise AssertionError(f"no running batch reached {KILL_WINDOW[0]:.0%}-{KILL_WINDOW[1]:.0%} evidence while "
+                         f"holding a slot within {timeout:.0f} s")
+
+
+def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
+    """SIGKILL the worker of a run inside the kill window; measure how long its OCR slot and workers outlive it."""
+    conn = _connect(home)
+    try:
+        run_id, pid, cards, evidenced = _pick_victim(conn, dev, spared, timeout)
+        victim = psutil.Process(pid)
+        assert victim.pid in dev.seen or any(p.pid in dev.seen for p in victim.parents()), \
+            "the run worker is a process of stage-e dev's tree"
+        holders = _query(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX} {run_id}%"))
+        backends = [backend for backend, _ in holders]
+        workers = {int(m.group(1)) for _, name in holders if (m := re.search(r"pid=(\d+)", name))}
+        tree = {p.pid for p in victim.children(recursive=True)}
+        assert workers and workers <= tree, f"the slot holders {workers} are OCR workers of the run {tree}"
+        kill = Kill(run_id, pid, cards, evidenced)
+
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        while _query(conn, _STILL_HELD, (backends,))[0][0]:
+            assert time.monotonic() - killed < SLOT_FREE_BOUND_SECONDS, \
+                f"the OCR slot of killed run {run_id} still held {SLOT_FREE_BOUND_SECONDS:.0f} s after the kill"
+            if not kill.worker_dead_s and _gone(pid):
+                kill.worker_dead_s = time.monotonic() - killed
+            if not kill.workers_gone_s and all(_gone(worker) for worker in workers):
+                kill.workers_gone_s = time.monotonic() - killed
+            time.sleep(0.002)
+        kill.killed_at, kill.slot_free_s = killed, time.monotonic() - killed
+        kill.worker_dead_s = kill.worker_dead_s or kill.slot_free_s
+        kill.workers_gone_s = kill.workers_gone_s or _wait_gone(workers, killed, f"OCR workers of run {run_id}")
+        kill.tree_gone_s = _wait_gone(tree | {pid}, killed, f"processes of killed run {run_id}")
+        kill.evidence_before = {(card, run) for card, run in _query(
+            conn, "SELECT card_id, run_id FROM image_evidence")}
+        return kill
+    finally:
+        conn.close()
+
+
+def check_killed_run(home: Home, dev: Dev, kill: Kill, timeout: float) -> str:
+    """Dagster marks the killed run FAILURE and the run-failure sensor leaves its ledger row failed with a reason;
+    returns the reason."""
+    wait_for(lambda: any(r["runId"] == kill.run_id and r["status"] == "FAILURE" for r in micro_batch_runs(dev)),
+             timeout, f"killed run {kill.run_id} to be marked FAILURE", every=dev.record)
+    kill.failed_s = time.monotonic() - kill.killed_at
+
+    def recorded() -> str | None:
+        found = rows(home, "SELECT status, failure_reason FROM dispatch_ledger WHERE run_id = %s", (kill.run_id,))
+        if found and found[0][0] == "failed" and found[0][1] and not found[0][1].startswith("abandoned"):
+            return found[0][1]
+        return None
+
+    reason = wait_for(recorded, timeout, f"record_run_failures to mark {kill.run_id} failed", every=dev.record)
+    kill.recorded_s = time.monotonic() - kill.killed_at
+    return reason
+
+
+def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], cards: int = 30, batch: int = 15,
+          kills: int = 1, timeout: float = 600) -> list[Kill]:
+    """Run the drill on `home` (a fresh one); `start_dev` starts `stage-e dev` on it. Fills `figures`."""
+    figures.update(cards=cards, batch=batch)
+    prepare_cards(home, cards)
+    stream_env(home, batch, slots=2, STAGE_E_OCR_WAIT_SECONDS="300")
+    dev = start_dev()
+    dev.wait_ready()
+    done: list[Kill] = []
+    for _ in range(kills):
+        kill = kill_run(home, dev, {k.run_id for k in done}, timeout)
+        done.append(kill)
+        figures["reason"] = check_killed_run(home, dev, kill, timeout)[:60].replace(" ", "_")
+        figures["kills"] = len(done)
+        for name, value in (("killed_at", lambda k: f"{k.evidenced}/{k.cards}"),
+                            ("worker_dead_ms", lambda k: f"{k.worker_dead_s * 1000:.0f}"),
+                            ("slot_free_ms", lambda k: f"{k.slot_free_s * 1000:.0f}"),
+                            ("workers_gone_ms", lambda k: f"{k.workers_gone_s * 1000:.0f}"),
+                            ("tree_gone_ms", lambda k: f"{k.tree_gone_s * 1000:.0f}"),
+                            ("failed_s", lambda k: f"{k.failed_s:.1f}"),
+                            ("recorded_s", lambda k: f"{k.recorded_s:.1f}")):
+            figures[name] = ",".join(value(k) for k in done)
+    wait_settled(home, dev, timeout)
+    assert_each_card_done_once(home, cards)
+    final = {(card, run) for card, run in rows(home, "SELECT card_id, run_id FROM image_evidence")}
+    for kill in done:
+        kept = {(card, run) for card, run in kill.evidence_before if run == kill.run_id}
+        assert kept <= final, f"evidence stored by killed run {kill.run_id} was replaced: {sorted(kept - final)[:5]}"
+    statuses = dict(rows(home, "SELECT run_id, status FROM dispatch_ledger"))
+    assert all(statuses[k.run_id] == "failed" for k in done)
+    others = {status for run, status in statuses.items() if run not in {k.run_id for k in done}}
+    assert others <= {"completed", "throttled"}, statuses
+    figures["runs"] = len(statuses)
+    figures["slot_free_ms_median"] = round(statistics.median(k.slot_free_s for k in done) * 1000)
+    assert dev.ctrl_c() == 0
+    left = dev.left_behind()
+    assert left == [], f"processes left behind: {left}"
+    return done
+
+
+def main() -> None:
+    """`python -m drills.crash [CARDS] [BATCH] [KILLS]`: the drill on a throwaway home, then its verdict line."""
+    import shutil
+    import sys
+
+    from drills import verdict
+
+    cards, batch, kills = (int(arg) for arg in (sys.argv[1:] + ["90", "20", "3"])[:3])
+    home = Home()
+    devs: list[Dev] = []
+
+    def start() -> Dev:
+        devs.append(Dev(home))
+        return devs[-1]
+
+    def run(figures: dict[str, Any]) -> None:
+        try:
+            drill(home, start, figures, cards=cards, batch=batch, kills=kills, timeout=1800)
+        finally:
+            for dev in devs:
+                dev.kill_all()
+            home.server.destroy()
+            shutil.rmtree(home.root, ignore_errors=True)
+
+    verdict.main("crash", run)
+
+
+if __name__ == "__main__":
+    main()
