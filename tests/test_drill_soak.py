@@ -1,6 +1,9 @@
-"""The soak drill at a small size, under a live `stage-e dev` (see drills/soak.py for what it proves): issue 10's
-trip promise (one trip per running run, every later run halted at its gate, the cards back after the ack without
-the sweep) and issue 11's soak (every card evidenced and voted or in review, no run left `running`)."""
+"""The soak drill at a small size under a live `stage-e dev` (drills/soak.py says what it proves): cards arriving
+in waves through a watched source, a trip forced midway and acknowledged; every card processed by exactly one
+completed batch, the ledger agreeing with Dagster, nothing left behind, nothing growing from wave to wave.
+
+The drill raises the host-load bar (the envelope is tests/test_live_trip.py's subject), so a busy host cannot trip it.
+"""
 
 import pytest
 
@@ -11,5 +14,6 @@ pytestmark = pytest.mark.slow
 
 def test_soak_small():
     figures: dict = {}
-    soak.run(figures, cards=20, batch=4, wave_timeout=300)
-    assert figures["cards"] == 20 and figures["trips"] >= 1 and figures["halted_at_gate"] >= 1
+    soak.run(figures, cards=12, batch=4, waves=2, wave_timeout=300)
+    assert figures["cards"] == 12 and figures["trips"] >= 1 and figures["quiet_points"] == 2
+    assert figures["completed"] >= 4 and figures["voted"] + figures["review"] >= 12
