@@ -143,6 +143,7 @@ def _chunks(items: list[str], parts: int) -> list[list[str]]:
 
 def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int = 4,
         wave_timeout: float = 1800, host_load_ceiling: str | None = "100") -> None:
+    began = time.monotonic()
     home = Home()
     devs: list[Dev] = []
     memory = None
@@ -161,7 +162,7 @@ def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int
                          "STAGE_E_SWEEP_CRON": "0 0 1 1 *"})
         if host_load_ceiling is not None:
             home.env["STAGE_E_HOST_LOAD_CEILING"] = host_load_ceiling
-        figures.update(cards=cards, batch=batch)
+        figures.update(cards=cards, batch=batch, setup_s=round(time.monotonic() - began))
         memory = WorkerMemory()
         started = time.monotonic()
 

@@ -7,7 +7,7 @@ The drill raises the host-load bar (the envelope is tests/test_live_trip.py's su
 
 import pytest
 
-from drills import soak
+from drills import soak, verdict
 
 pytestmark = pytest.mark.slow
 
@@ -15,5 +15,6 @@ pytestmark = pytest.mark.slow
 def test_soak_small():
     figures: dict = {}
     soak.run(figures, cards=12, batch=4, waves=2, wave_timeout=300)
+    print(verdict.line("soak", None, figures))  # the figures, shown with -s
     assert figures["cards"] == 12 and figures["trips"] >= 1 and figures["quiet_points"] == 2
     assert figures["completed"] >= 4 and figures["voted"] + figures["review"] >= 12
