@@ -53,14 +53,22 @@ CONNECTION_SLACK = 3
 """Postgres connections may end at most this many above where they started (a sensor tick's own connections)."""
 
 
+CONNECT_TIMEOUT = 60
+"""Seconds the drill's own queries wait for a connection: on an overloaded host a local connect can take over 5 s."""
+
+
 def rows(home: Home, sql: str) -> list[tuple]:
-    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
+    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=CONNECT_TIMEOUT)
     try:
         with conn.cursor() as cur:
             cur.execute(sql)
             return cur.fetchall()
     finally:
         conn.close()
+
+
+def scalar(home: Home, sql: str) -> Any:
+    return rows(home, sql)[0][0]
 
 
 def tree(dev: Dev) -> list[psutil.Process]:
@@ -120,7 +128,7 @@ def quiet_sample(home: Home, dev: Dev) -> tuple[int, float, int]:
                 rss += proc.memory_info().rss / MB
             except psutil.Error:
                 continue
-        conns = home.scalar("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+        conns = scalar(home, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
                             "AND pid <> pg_backend_pid()")
         readings.append((len(procs), rss, conns))
         time.sleep(1)
@@ -129,11 +137,11 @@ def quiet_sample(home: Home, dev: Dev) -> tuple[int, float, int]:
 
 def _settled(home: Home, dev: Dev, cards: int) -> bool:
     """`cards` cards ingested, none owed work, no batch running, no micro_batch run waiting or under way."""
-    if home.scalar("SELECT count(*) FROM card") != cards or home.scalar("SELECT count(*) FROM card_work") != 0:
+    if scalar(home, "SELECT count(*) FROM card") != cards or scalar(home, "SELECT count(*) FROM card_work") != 0:
         return False
     runs = (dev.graphql(_RUNS) or {}).get("runsOrError", {}).get("results")
     return (runs is not None and all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in runs)
-            and home.scalar("SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
+            and scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
 
 
 def _chunks(items: list[str], parts: int) -> list[list[str]]:
@@ -187,14 +195,15 @@ def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int
         devs[-1].wait_ready()
         second_waves = _chunks(second_half, waves)
         delivered += copy_into(data / "scans", inbox, second_waves[0])
-        wait_for(lambda: home.scalar("SELECT count(*) FROM envelope_trip") > 0, 300, "the forced trip",
+        wait_for(lambda: scalar(home, "SELECT count(*) FROM envelope_trip") > 0, wave_timeout, "the forced trip",
                  every=devs[-1].record)
         for wave in second_waves[1:]:
             delivered += copy_into(data / "scans", inbox, wave)
-        wait_for(lambda: home.scalar("SELECT count(*) FROM card") == cards, 300,
+        wait_for(lambda: scalar(home, "SELECT count(*) FROM card") == cards, wave_timeout,
                  "the cards that arrived behind the trip to be ingested", every=devs[-1].record)
         _wait_halted_tick(devs[-1], time.time())  # the stream has seen them, and requested nothing
-        wait_for(lambda: _runs_ended(home, devs[-1]), 300, "the runs behind the trip to end", every=devs[-1].record)
+        wait_for(lambda: _runs_ended(home, devs[-1]), wave_timeout, "the runs behind the trip to end",
+                 every=devs[-1].record)
         _stop(devs[-1])
         _check_trip(home, before_trip, written, figures)
 
@@ -202,9 +211,9 @@ def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int
         devs.append(Dev(home))
         memory.dev = devs[-1]
         devs[-1].wait_ready()
-        ledger_rows = home.scalar("SELECT count(*) FROM dispatch_ledger")
+        ledger_rows = scalar(home, "SELECT count(*) FROM dispatch_ledger")
         _wait_halted_tick(devs[-1], time.time())
-        assert home.scalar("SELECT count(*) FROM dispatch_ledger") == ledger_rows, "a run started behind the trip"
+        assert scalar(home, "SELECT count(*) FROM dispatch_ledger") == ledger_rows, "a run started behind the trip"
         acked = time.monotonic()
         for (trip,) in rows(home, "SELECT id FROM envelope_trip WHERE acknowledged_at IS NULL"):
             home.stage_e("trips", "ack", trip, "--note", "memory ceiling back to its default")
@@ -249,7 +258,7 @@ def _wait_halted_tick(dev: Dev, since: float) -> None:
 def _runs_ended(home: Home, dev: Dev) -> bool:
     runs = (dev.graphql(_RUNS) or {}).get("runsOrError", {}).get("results")
     return (runs is not None and all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in runs)
-            and home.scalar("SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
+            and scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
 
 
 def _check_flat(samples: list[tuple[int, float, int]], figures: dict[str, Any]) -> None:
@@ -265,8 +274,8 @@ def _check_flat(samples: list[tuple[int, float, int]], figures: dict[str, Any]) 
 
 def _written(home: Home) -> tuple[int, int, int]:
     """Evidence rows, named skips and votes: what a batch writes."""
-    return (home.scalar("SELECT count(*) FROM image_evidence"), home.scalar("SELECT count(*) FROM card_scan_log"),
-            home.scalar("SELECT count(*) FROM card_printing_tag"))
+    return (scalar(home, "SELECT count(*) FROM image_evidence"), scalar(home, "SELECT count(*) FROM card_scan_log"),
+            scalar(home, "SELECT count(*) FROM card_printing_tag"))
 
 
 def _check_trip(home: Home, before: set[str], written: tuple[int, int, int], figures: dict[str, Any]) -> None:
@@ -289,7 +298,7 @@ def _check_trip(home: Home, before: set[str], written: tuple[int, int, int], fig
             assert status == "halted" and "halted before any work" in reason, (run, status, reason)
             assert any(trip in reason for trip in trip_ids), reason
     assert _written(home) == written, f"written behind the trip: {written} -> {_written(home)} (evidence, skips, votes)"
-    owed, new = home.scalar("SELECT count(*) FROM card_work"), home.scalar("SELECT count(*) FROM card") - len(
+    owed, new = scalar(home, "SELECT count(*) FROM card_work"), scalar(home, "SELECT count(*) FROM card") - len(
         {card for (ids,) in rows(home, "SELECT card_ids FROM dispatch_ledger WHERE status = 'completed'")
          for card in ids})
     assert owed == new, f"{owed} cards owed work behind the trip, {new} not processed"
@@ -334,7 +343,7 @@ def _check_end(home: Home, cards: int, runs: dict[str, str], figures: dict[str, 
                          "SELECT card_id, run_id FROM card_printing_tag WHERE source = 'ocr'")
     stray = [(card, run) for card, run in written if run not in completed_by.get(card, [])]
     assert not stray, f"{len(stray)} evidence or vote rows not written by the card's completed batch: {stray[:3]}"
-    duplicates = home.scalar("SELECT (SELECT count(*) - count(DISTINCT card_id) FROM image_evidence) + "
+    duplicates = scalar(home, "SELECT (SELECT count(*) - count(DISTINCT card_id) FROM image_evidence) + "
                              "(SELECT count(*) FROM card_printing_tag) - (SELECT count(*) FROM (SELECT DISTINCT "
                              "card_id, printing_id, is_no_match, anonymous_id FROM card_printing_tag) v)")
     assert duplicates == 0, f"{duplicates} duplicate evidence or vote rows"
