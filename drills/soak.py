@@ -201,7 +201,7 @@ def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int
             delivered += copy_into(data / "scans", inbox, wave)
         wait_for(lambda: scalar(home, "SELECT count(*) FROM card") == cards, wave_timeout,
                  "the cards that arrived behind the trip to be ingested", every=devs[-1].record)
-        _wait_halted_tick(devs[-1], time.time())  # the stream has seen them, and requested nothing
+        _wait_halted_tick(devs[-1], time.time(), wave_timeout)  # the stream has seen them, and requested nothing
         wait_for(lambda: _runs_ended(home, devs[-1]), wave_timeout, "the runs behind the trip to end",
                  every=devs[-1].record)
         _stop(devs[-1])
@@ -212,7 +212,7 @@ def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int
         memory.dev = devs[-1]
         devs[-1].wait_ready()
         ledger_rows = scalar(home, "SELECT count(*) FROM dispatch_ledger")
-        _wait_halted_tick(devs[-1], time.time())
+        _wait_halted_tick(devs[-1], time.time(), wave_timeout)
         assert scalar(home, "SELECT count(*) FROM dispatch_ledger") == ledger_rows, "a run started behind the trip"
         acked = time.monotonic()
         for (trip,) in rows(home, "SELECT id FROM envelope_trip WHERE acknowledged_at IS NULL"):
@@ -246,13 +246,13 @@ def _stop(dev: Dev) -> None:
         dev.kill_all()
 
 
-def _wait_halted_tick(dev: Dev, since: float) -> None:
+def _wait_halted_tick(dev: Dev, since: float, timeout: float) -> None:
     """Wait for a `card_stream` tick after `since` (a UNIX time) that requested nothing because a trip is open."""
     def halted() -> bool:
         repos = ((dev.graphql(_SENSOR_TICKS % since) or {}).get("repositoriesOrError") or {}).get("nodes") or []
         return any("envelope trip" in (tick["skipReason"] or "") for repo in repos for sensor in repo["sensors"]
                    if sensor["name"] == "card_stream" for tick in sensor["sensorState"]["ticks"])
-    wait_for(halted, 120, "a card_stream tick halted by the open trip", every=dev.record)
+    wait_for(halted, timeout, "a card_stream tick halted by the open trip", every=dev.record)
 
 
 def _runs_ended(home: Home, dev: Dev) -> bool:
