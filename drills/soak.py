@@ -51,6 +51,8 @@ GROWTH_LIMIT = 1.5
 """A sampled memory figure may end at most this many times where it started (Python processes warm up)."""
 CONNECTION_SLACK = 3
 """Postgres connections may end at most this many above where they started (a sensor tick's own connections)."""
+SETTLE_SECONDS = 30
+"""How long a quiet point's figures may take to come back down to the first quiet point's."""
 
 
 CONNECT_TIMEOUT = 60
@@ -116,11 +118,14 @@ class WorkerMemory:
                 "worker_rss_max_mb": round(max(ordered)), "worker_rss_growth": round(late / early, 2)}
 
 
-def quiet_sample(home: Home, dev: Dev) -> tuple[int, float, int]:
+def quiet_sample(home: Home, dev: Dev, baseline: tuple[int, float, int] | None = None) -> tuple[int, float, int]:
     """(processes, resident MB) of the dev tree and the server's client connections (this one excluded), each the
-    least of three readings a second apart, so a sensor tick caught in the act does not count."""
-    readings = []
-    for _ in range(3):
+    least of at least three readings a second apart, so a sensor tick caught in the act does not count. Given the
+    first quiet point's sample, readings go on for up to `SETTLE_SECONDS` while any figure is above it: a run's
+    processes still exiting pass, a leaked process or connection stays and is caught."""
+    readings: list[tuple[int, float, int]] = []
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while True:
         procs = tree(dev)
         rss = 0.0
         for proc in procs:
@@ -129,10 +134,16 @@ def quiet_sample(home: Home, dev: Dev) -> tuple[int, float, int]:
             except psutil.Error:
                 continue
         conns = scalar(home, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                            "AND pid <> pg_backend_pid()")
+                             "AND pid <> pg_backend_pid()")
         readings.append((len(procs), rss, conns))
+        least = (min(r[0] for r in readings), min(r[1] for r in readings), min(r[2] for r in readings))
+        if len(readings) >= 3 and (baseline is None or time.monotonic() > deadline or _flat(baseline, least)):
+            return least
         time.sleep(1)
-    return min(r[0] for r in readings), min(r[1] for r in readings), min(r[2] for r in readings)
+
+
+def _flat(first: tuple[int, float, int], last: tuple[int, float, int]) -> bool:
+    return last[0] <= first[0] and last[1] <= first[1] * GROWTH_LIMIT and last[2] <= first[2] + CONNECTION_SLACK
 
 
 def _settled(home: Home, dev: Dev, cards: int) -> bool:
@@ -182,7 +193,7 @@ def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int
             delivered += copy_into(data / "scans", inbox, wave)
             wait_for(lambda n=delivered: _settled(home, devs[-1], n), wave_timeout,
                      f"the wave ending at card {delivered} to be processed", every=devs[-1].record)
-            samples.append(quiet_sample(home, devs[-1]))
+            samples.append(quiet_sample(home, devs[-1], samples[0] if samples else None))
         figures["first_half_s"] = round(time.monotonic() - started)
         _stop(devs[-1])
         _check_flat(samples, figures)
