@@ -363,7 +363,7 @@ def _check_end(home: Home, cards: int, runs: dict[str, str], figures: dict[str, 
     statuses = [status for status, _ in ledger.values()]
     figures.update(voted=len(voted), review=len(routed - voted), runs=len(runs),
                    completed=statuses.count("completed"), halted=statuses.count("halted"),
-                   cards_per_s=round(cards / max(1, figures["first_half_s"] + figures["after_ack_s"]), 1))
+                   cards_per_s=round(cards / max(1, figures["first_half_s"] + figures["after_ack_s"]), 2))
 
 
 def main() -> None:
