@@ -83,18 +83,22 @@ def tree(dev: Dev) -> list[psutil.Process]:
 
 
 class WorkerMemory:
-    """Samples, every second, the resident memory of every OCR worker (a child of a multiprocessing forkserver)
-    under the current `stage-e dev`; workers live for one batch, so their peaks in order of birth show growth."""
+    """Samples, every quarter second, the resident memory of every OCR worker (a child of a multiprocessing
+    forkserver) under the current `stage-e dev`; workers live for one batch, so their peaks in order of birth show
+    growth. A worker seen fewer than `MIN_SAMPLES` times may have been caught only while starting, so its peak is
+    not judged."""
+
+    MIN_SAMPLES = 8
 
     def __init__(self) -> None:
         self.dev: Dev | None = None
-        self.peaks: dict[int, tuple[float, float]] = {}  # pid -> (first seen, peak MB)
+        self.peaks: dict[int, tuple[float, float, int]] = {}  # pid -> (first seen, peak MB, samples)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(0.25):
             dev = self.dev
             for proc in tree(dev) if dev is not None else []:
                 try:
@@ -103,18 +107,19 @@ class WorkerMemory:
                     rss = proc.memory_info().rss / MB
                 except (psutil.Error, OSError, AttributeError):
                     continue
-                first, peak = self.peaks.get(proc.pid, (time.monotonic(), 0.0))
-                self.peaks[proc.pid] = (first, max(peak, rss))
+                first, peak, samples = self.peaks.get(proc.pid, (time.monotonic(), 0.0, 0))
+                self.peaks[proc.pid] = (first, max(peak, rss), samples + 1)
 
     def stop(self) -> dict[str, Any]:
         self._stop.set()
         self._thread.join(timeout=5)
-        ordered = [peak for _, peak in sorted(self.peaks.values())]
+        ordered = [peak for _, peak, samples in sorted(self.peaks.values()) if samples >= self.MIN_SAMPLES]
+        shown: dict[str, Any] = {"workers_seen": len(self.peaks), "workers_judged": len(ordered)}
         if len(ordered) < 2:
-            return {"workers_seen": len(ordered)}
+            return shown
         tenth = max(1, len(ordered) // 10)
         early, late = statistics.median(ordered[:tenth]), statistics.median(ordered[-tenth:])
-        return {"workers_seen": len(ordered), "worker_rss_early_mb": round(early), "worker_rss_late_mb": round(late),
+        return {**shown, "worker_rss_early_mb": round(early), "worker_rss_late_mb": round(late),
                 "worker_rss_max_mb": round(max(ordered)), "worker_rss_growth": round(late / early, 2)}
 
 
