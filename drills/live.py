@@ -58,8 +58,8 @@ class Home:
         self.server = EmbeddedPostgres(self.root / "pg")
         self.url = self.server.url("stage_e")
 
-    def stage_e(self, *args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([STAGE_E, *args], env=self.env, capture_output=True, text=True, timeout=180)
+    def stage_e(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([STAGE_E, *args], env=self.env, capture_output=True, text=True, timeout=timeout)
         assert done.returncode == 0, done.stderr
         return done
 

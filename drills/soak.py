@@ -1,0 +1,388 @@
+"""Soak drill: generated cards arrive in waves in a watched source directory under a live `stage-e dev` (the
+`source_inbox` sensor ingests them, the `card_stream` sensor batches them) with a low OCR cap, an envelope trip is
+forced midway, and the operator fixes the cause, restarts and acknowledges it.
+
+1. First half: the scans are copied into the inbox wave by wave; each wave is ingested and processed before the
+   next arrives. At each of these quiet points the drill samples `stage-e dev`'s process tree (process count,
+   resident memory) and the Postgres server's connections, to see whether any of them grows with the work done.
+2. Second half: `stage-e dev` is restarted with every passive run over the memory bar (`STAGE_E_RSS_CEILING_MB=1`).
+   The first wave of the second half trips the envelope; the rest arrive while the trip is open: they are ingested
+   (syncing is not gated) but no batch does any work behind the trip.
+3. Restart with the default memory bar: nothing starts while the trip is open; after `stage-e trips ack` the stream
+   (the sweep is scheduled far away) processes every card owed work.
+
+The oracle is the database and Dagster's run records, never the drill's own bookkeeping: every card evidenced (or
+a named skip) and voted or routed to review; each card in exactly one `completed` batch, its evidence and machine
+votes written by that batch, no duplicate evidence or vote; every micro_batch run has its ledger row, `completed`
+exactly when it succeeded with work, nothing left `running`; one trip per tripped run; no process of any
+`stage-e dev` left behind; and the OCR workers' peak memory, the dev tree's memory and processes and the Postgres
+connections stay flat from the first wave to the last.
+
+The envelope is not under test here (tests/test_live_trip.py is): the host-load bar is raised to
+`host_load_ceiling` (100 by default) so a host busy with other work cannot trip it; `None` keeps the project's
+default bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shutil
+import statistics
+import threading
+import time
+from typing import Any
+
+import psutil
+import psycopg2
+from sqlalchemy import NullPool, create_engine
+
+from drills import verdict
+from drills.live import Dev, Home, wait_for
+from stage_e_dagster.db.review import review_queue
+from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.demo.feed import copy_into, pending
+
+_RUNS = '{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status } } } }'
+_SENSOR_TICKS = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name sensorState { '
+                 'ticks(afterTimestamp: %f, statuses: [SKIPPED]) { skipReason } } } } } } }')
+MB = 1024 * 1024
+GROWTH_LIMIT = 1.5
+"""A sampled memory figure may end at most this many times where it started (Python processes warm up)."""
+CONNECTION_SLACK = 3
+"""Postgres connections may end at most this many above where they started (a sensor tick's own connections)."""
+SETTLE_SECONDS = 30
+"""How long a quiet point's figures may take to come back down to the first quiet point's."""
+
+
+CONNECT_TIMEOUT = 60
+"""Seconds the drill's own queries wait for a connection: on an overloaded host a local connect can take over 5 s."""
+
+
+def rows(home: Home, sql: str) -> list[tuple]:
+    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=CONNECT_TIMEOUT)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return cur.fetchall()
+    finally:
+        conn.close()
+
+
+def scalar(home: Home, sql: str) -> Any:
+    return rows(home, sql)[0][0]
+
+
+def tree(dev: Dev) -> list[psutil.Process]:
+    """`stage-e dev`'s process and every descendant now alive."""
+    try:
+        root = psutil.Process(dev.proc.pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+class WorkerMemory:
+    """Samples, every quarter second, the resident memory of every OCR worker (a child of a multiprocessing
+    forkserver) under the current `stage-e dev`; workers live for one batch, so their peaks in order of birth show
+    growth. A worker seen fewer than `MIN_SAMPLES` times may have been caught only while starting, so its peak is
+    not judged."""
+
+    MIN_SAMPLES = 8
+
+    def __init__(self) -> None:
+        self.dev: Dev | None = None
+        self.peaks: dict[int, tuple[float, float, int]] = {}  # pid -> (first seen, peak MB, samples)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.25):
+            dev = self.dev
+            for proc in tree(dev) if dev is not None else []:
+                try:
+                    if "forkserver" not in " ".join(proc.parent().cmdline()):
+                        continue
+                    rss = proc.memory_info().rss / MB
+                except (psutil.Error, OSError, AttributeError):
+                    continue
+                first, peak, samples = self.peaks.get(proc.pid, (time.monotonic(), 0.0, 0))
+                self.peaks[proc.pid] = (first, max(peak, rss), samples + 1)
+
+    def stop(self) -> dict[str, Any]:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        ordered = [peak for _, peak, samples in sorted(self.peaks.values()) if samples >= self.MIN_SAMPLES]
+        shown: dict[str, Any] = {"workers_seen": len(self.peaks), "workers_judged": len(ordered)}
+        if len(ordered) < 2:
+            return shown
+        tenth = max(1, len(ordered) // 10)
+        early, late = statistics.median(ordered[:tenth]), statistics.median(ordered[-tenth:])
+        return {**shown, "worker_rss_early_mb": round(early), "worker_rss_late_mb": round(late),
+                "worker_rss_max_mb": round(max(ordered)), "worker_rss_growth": round(late / early, 2)}
+
+
+def quiet_sample(home: Home, dev: Dev, baseline: tuple[int, float, int] | None = None) -> tuple[int, float, int]:
+    """(processes, resident MB) of the dev tree and the server's client connections (this one excluded), each the
+    least of at least three readings a second apart, so a sensor tick caught in the act does not count. Given the
+    first quiet point's sample, readings go on for up to `SETTLE_SECONDS` while any figure is above it: a run's
+    processes still exiting pass, a leaked process or connection stays and is caught."""
+    readings: list[tuple[int, float, int]] = []
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while True:
+        procs = tree(dev)
+        rss = 0.0
+        for proc in procs:
+            try:
+                rss += proc.memory_info().rss / MB
+            except psutil.Error:
+                continue
+        conns = scalar(home, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                             "AND pid <> pg_backend_pid()")
+        readings.append((len(procs), rss, conns))
+        least = (min(r[0] for r in readings), min(r[1] for r in readings), min(r[2] for r in readings))
+        if len(readings) >= 3 and (baseline is None or time.monotonic() > deadline or _flat(baseline, least)):
+            return least
+        time.sleep(1)
+
+
+def _flat(first: tuple[int, float, int], last: tuple[int, float, int]) -> bool:
+    return last[0] <= first[0] and last[1] <= first[1] * GROWTH_LIMIT and last[2] <= first[2] + CONNECTION_SLACK
+
+
+def _settled(home: Home, dev: Dev, cards: int) -> bool:
+    """`cards` cards ingested, none owed work, no batch running, no micro_batch run waiting or under way."""
+    if scalar(home, "SELECT count(*) FROM card") != cards or scalar(home, "SELECT count(*) FROM card_work") != 0:
+        return False
+    runs = (dev.graphql(_RUNS) or {}).get("runsOrError", {}).get("results")
+    return (runs is not None and all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in runs)
+            and scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
+
+
+def _chunks(items: list[str], parts: int) -> list[list[str]]:
+    size = -(-len(items) // max(1, parts))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int = 4,
+        wave_timeout: float = 1800, host_load_ceiling: str | None = "100") -> None:
+    began = time.monotonic()
+    home = Home()
+    devs: list[Dev] = []
+    memory = None
+    try:
+        data, inbox = home.root / "demo", home.root / "inbox"
+        home.stage_e("demo", "generate", "--printings", str(max(150, cards)), "--cards", str(cards), "--out",
+                     str(data), timeout=max(180, cards))
+        home.stage_e("catalog", "import", str(data / "catalog.json"), "--symbols", str(data / "symbols"))
+        inbox.mkdir()
+        home.stage_e("sources", "add", str(inbox), "--key", "soak")
+        scans = pending(data / "scans", inbox)
+        assert len(scans) == cards, f"{len(scans)} scans generated, expected {cards}"
+        first_half, second_half = scans[:cards // 2], scans[cards // 2:]
+        home.env.update({"STAGE_E_STREAMING": "on", "STAGE_E_BATCH_SIZE": str(batch), "STAGE_E_OCR_MAX_SLOTS": "1",
+                         "STAGE_E_STREAM_INTERVAL_SECONDS": "5", "STAGE_E_INBOX_INTERVAL_SECONDS": "5",
+                         "STAGE_E_SWEEP_CRON": "0 0 1 1 *"})
+        if host_load_ceiling is not None:
+            home.env["STAGE_E_HOST_LOAD_CEILING"] = host_load_ceiling
+        figures.update(cards=cards, batch=batch, setup_s=round(time.monotonic() - began))
+        memory = WorkerMemory()
+        started = time.monotonic()
+
+        devs.append(Dev(home))
+        memory.dev = devs[-1]
+        devs[-1].wait_ready()
+        delivered, samples = 0, []
+        for wave in _chunks(first_half, waves):
+            delivered += copy_into(data / "scans", inbox, wave)
+            wait_for(lambda n=delivered: _settled(home, devs[-1], n), wave_timeout,
+                     f"the wave ending at card {delivered} to be processed", every=devs[-1].record)
+            samples.append(quiet_sample(home, devs[-1], samples[0] if samples else None))
+        figures["first_half_s"] = round(time.monotonic() - started)
+        _stop(devs[-1])
+        _check_flat(samples, figures)
+        before_trip = {run for (run,) in rows(home, "SELECT run_id FROM dispatch_ledger")}
+        written = _written(home)
+
+        home.env["STAGE_E_RSS_CEILING_MB"] = "1"
+        devs.append(Dev(home))
+        memory.dev = devs[-1]
+        devs[-1].wait_ready()
+        second_waves = _chunks(second_half, waves)
+        delivered += copy_into(data / "scans", inbox, second_waves[0])
+        wait_for(lambda: scalar(home, "SELECT count(*) FROM envelope_trip") > 0, wave_timeout, "the forced trip",
+                 every=devs[-1].record)
+        for wave in second_waves[1:]:
+            delivered += copy_into(data / "scans", inbox, wave)
+        wait_for(lambda: scalar(home, "SELECT count(*) FROM card") == cards, wave_timeout,
+                 "the cards that arrived behind the trip to be ingested", every=devs[-1].record)
+        _wait_halted_tick(devs[-1], time.time(), wave_timeout)  # the stream has seen them, and requested nothing
+        wait_for(lambda: _runs_ended(home, devs[-1]), wave_timeout, "the runs behind the trip to end",
+                 every=devs[-1].record)
+        _stop(devs[-1])
+        _check_trip(home, before_trip, written, figures)
+
+        del home.env["STAGE_E_RSS_CEILING_MB"]
+        devs.append(Dev(home))
+        memory.dev = devs[-1]
+        devs[-1].wait_ready()
+        ledger_rows = scalar(home, "SELECT count(*) FROM dispatch_ledger")
+        _wait_halted_tick(devs[-1], time.time(), wave_timeout)
+        assert scalar(home, "SELECT count(*) FROM dispatch_ledger") == ledger_rows, "a run started behind the trip"
+        acked = time.monotonic()
+        for (trip,) in rows(home, "SELECT id FROM envelope_trip WHERE acknowledged_at IS NULL"):
+            home.stage_e("trips", "ack", trip, "--note", "memory ceiling back to its default")
+        wait_for(lambda: _settled(home, devs[-1], cards), wave_timeout,
+                 "every card after the acknowledgement", every=devs[-1].record)
+        figures["after_ack_s"] = round(time.monotonic() - acked)
+        figures["total_s"] = round(time.monotonic() - started)
+        runs = {r["runId"]: r["status"] for r in devs[-1].graphql(_RUNS)["runsOrError"]["results"]}
+        _stop(devs[-1])
+        figures.update(memory.stop())
+        memory = None
+        _check_end(home, cards, runs, figures)
+    finally:
+        if memory is not None:
+            memory.stop()
+        for dev in devs:
+            dev.kill_all()
+        home.server.destroy()
+        shutil.rmtree(home.root, ignore_errors=True)
+
+
+def _stop(dev: Dev) -> None:
+    """Ctrl-C, as an operator stops it: every process `stage-e dev` ever had (runs and OCR workers included) ends."""
+    try:
+        dev.ctrl_c()
+        wait_for(lambda: not dev.left_behind(), 30, "every process of stage-e dev to end")
+    except AssertionError as err:
+        raise AssertionError(f"{err}; left behind: {dev.left_behind()}") from None
+    finally:
+        dev.kill_all()
+
+
+def _wait_halted_tick(dev: Dev, since: float, timeout: float) -> None:
+    """Wait for a `card_stream` tick after `since` (a UNIX time) that requested nothing because a trip is open."""
+    def halted() -> bool:
+        repos = ((dev.graphql(_SENSOR_TICKS % since) or {}).get("repositoriesOrError") or {}).get("nodes") or []
+        return any("envelope trip" in (tick["skipReason"] or "") for repo in repos for sensor in repo["sensors"]
+                   if sensor["name"] == "card_stream" for tick in sensor["sensorState"]["ticks"])
+    wait_for(halted, timeout, "a card_stream tick halted by the open trip", every=dev.record)
+
+
+def _runs_ended(home: Home, dev: Dev) -> bool:
+    runs = (dev.graphql(_RUNS) or {}).get("runsOrError", {}).get("results")
+    return (runs is not None and all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in runs)
+            and scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
+
+
+def _check_flat(samples: list[tuple[int, float, int]], figures: dict[str, Any]) -> None:
+    """The dev tree's processes and memory and the Postgres connections, sampled at each quiet point of the first
+    half, end where they started (within `GROWTH_LIMIT` and `CONNECTION_SLACK`)."""
+    (procs0, rss0, conns0), (procs1, rss1, conns1) = samples[0], samples[-1]
+    figures.update(quiet_points=len(samples), dev_procs=f"{procs0}->{procs1}",
+                   dev_rss_mb=f"{round(rss0)}->{round(rss1)}", pg_conns=f"{conns0}->{conns1}")
+    assert procs1 <= procs0, f"stage-e dev's process tree grew from {procs0} to {procs1} processes"
+    assert rss1 <= rss0 * GROWTH_LIMIT, f"stage-e dev's memory grew from {rss0:.0f} to {rss1:.0f} MB"
+    assert conns1 <= conns0 + CONNECTION_SLACK, f"Postgres connections grew from {conns0} to {conns1}"
+
+
+def _written(home: Home) -> tuple[int, int, int]:
+    """Evidence rows, named skips and votes: what a batch writes."""
+    return (scalar(home, "SELECT count(*) FROM image_evidence"), scalar(home, "SELECT count(*) FROM card_scan_log"),
+            scalar(home, "SELECT count(*) FROM card_printing_tag"))
+
+
+def _check_trip(home: Home, before: set[str], written: tuple[int, int, int], figures: dict[str, Any]) -> None:
+    """Every second-half run that tripped was already running at the first trip and recorded one trip; every other
+    one halted at its gate naming a trip; nothing was written behind the trip, and every new card is owed work."""
+    trips = rows(home, "SELECT id, run_id, tripped_at FROM envelope_trip")
+    ledger = {run: (status, reason, opened) for run, status, reason, opened in rows(
+        home, "SELECT run_id, status, failure_reason, started_at FROM dispatch_ledger") if run not in before}
+    first = min(t[2] for t in trips)
+    tripped = {t[1] for t in trips}
+    trip_ids = {t[0] for t in trips}
+    assert len(trips) == len(tripped) and tripped <= set(ledger), "one trip per run, each a second-half batch"
+    behind = set(ledger)
+    for run in behind:
+        status, reason, opened = ledger[run]
+        if run in tripped:
+            assert opened <= first + dt.timedelta(seconds=1), f"run {run} tripped although it started after a trip"
+            assert status == "halted" and "envelope tripped" in reason, (run, status, reason)
+        else:
+            assert status == "halted" and "halted before any work" in reason, (run, status, reason)
+            assert any(trip in reason for trip in trip_ids), reason
+    assert _written(home) == written, f"written behind the trip: {written} -> {_written(home)} (evidence, skips, votes)"
+    owed, new = scalar(home, "SELECT count(*) FROM card_work"), scalar(home, "SELECT count(*) FROM card") - len(
+        {card for (ids,) in rows(home, "SELECT card_ids FROM dispatch_ledger WHERE status = 'completed'")
+         for card in ids})
+    assert owed == new, f"{owed} cards owed work behind the trip, {new} not processed"
+    figures.update(trips=len(trips), halted_at_gate=len(behind - tripped))
+
+
+def _check_end(home: Home, cards: int, runs: dict[str, str], figures: dict[str, Any]) -> None:
+    """Every card evidenced or skipped by name and voted or routed to review, by exactly one completed batch; no
+    duplicate rows; the ledger agrees with Dagster's run records."""
+    all_cards = {card for (card,) in rows(home, "SELECT id FROM card")}
+    assert len(all_cards) == cards, f"{len(all_cards)} cards ingested, expected {cards}"
+    evidenced = {card for (card,) in rows(home, "SELECT card_id FROM image_evidence UNION "
+                                                "SELECT card_id FROM card_scan_log")}
+    assert all_cards <= evidenced, f"{len(all_cards - evidenced)} cards without evidence or a named skip"
+    voted = {card for (card,) in rows(home, "SELECT DISTINCT card_id FROM card_printing_tag WHERE source = 'ocr'")}
+    engine = create_engine(home.url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            routed = {item.card_id for item in review_queue(conn, limit=cards)}
+    finally:
+        engine.dispose()
+    assert voted | routed >= all_cards, f"{len(all_cards - voted - routed)} cards neither voted nor in review"
+
+    ledger = {run: (status, set(card_ids or [])) for run, status, card_ids in rows(
+        home, "SELECT run_id, status, card_ids FROM dispatch_ledger")}
+    assert set(runs) == set(ledger), (f"micro_batch runs without a ledger row: {set(runs) - set(ledger)}; ledger "
+                                      f"rows without a run: {set(ledger) - set(runs)}")
+    completed_by: dict[int, list[str]] = {}
+    for run, (status, card_ids) in ledger.items():
+        assert status != "running", f"batch {run} left running"
+        if status == "completed" or runs[run] == "FAILURE":  # a failed run never claims to have completed
+            assert (status, runs[run]) in (("completed", "SUCCESS"), ("failed", "FAILURE"), ("halted", "FAILURE")), (
+                run, status, runs[run])
+        if status == "completed":
+            for card in card_ids:
+                completed_by.setdefault(card, []).append(run)
+    twice = {card: owners for card, owners in completed_by.items() if len(owners) > 1}
+    assert not twice, f"{len(twice)} cards in more than one completed batch, e.g. {next(iter(twice.items()))}"
+    assert set(completed_by) == all_cards, f"{len(all_cards - set(completed_by))} cards in no completed batch"
+
+    written = rows(home, "SELECT card_id, run_id FROM image_evidence UNION ALL "
+                         "SELECT card_id, run_id FROM card_printing_tag WHERE source = 'ocr'")
+    stray = [(card, run) for card, run in written if run not in completed_by.get(card, [])]
+    assert not stray, f"{len(stray)} evidence or vote rows not written by the card's completed batch: {stray[:3]}"
+    duplicates = scalar(home, "SELECT (SELECT count(*) - count(DISTINCT card_id) FROM image_evidence) + "
+                             "(SELECT count(*) FROM card_printing_tag) - (SELECT count(*) FROM (SELECT DISTINCT "
+                             "card_id, printing_id, is_no_match, anonymous_id FROM card_printing_tag) v)")
+    assert duplicates == 0, f"{duplicates} duplicate evidence or vote rows"
+    growth = figures.get("worker_rss_growth")
+    assert growth is None or growth <= GROWTH_LIMIT, f"OCR worker memory grew {growth}x from first to last batches"
+    statuses = [status for status, _ in ledger.values()]
+    figures.update(voted=len(voted), review=len(routed - voted), runs=len(runs),
+                   completed=statuses.count("completed"), halted=statuses.count("halted"),
+                   cards_per_s=round(cards / max(1, figures["first_half_s"] + figures["after_ack_s"]), 2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--waves", type=int, default=4, help="waves per half")
+    parser.add_argument("--host-load-ceiling", default="100",
+                        help="STAGE_E_HOST_LOAD_CEILING for the drill; 'default' keeps the project's bar")
+    args = parser.parse_args()
+    ceiling = None if args.host_load_ceiling == "default" else args.host_load_ceiling
+    verdict.main("soak", lambda figures: run(figures, cards=args.cards, batch=args.batch, waves=args.waves,
+                                             host_load_ceiling=ceiling))
+
+
+if __name__ == "__main__":
+    main()
