@@ -1,6 +1,9 @@
 """Stream a Scryfall bulk-data file into `expansion` and `printing`, upserting on the Scryfall id.
 
-The file is parsed incrementally (ijson), so memory stays bounded however large the file is. A malformed record is
+The file is parsed incrementally (ijson), so memory stays bounded however large the file is, and so it does
+whatever the file holds: no record may take more than `MAX_RECORD_BYTES` of the file (a giant string, a huge array
+or deep nesting inside one record would otherwise be built whole in memory) and at most `MAX_MALFORMED` records may
+be malformed; past either limit the import stops with a `CatalogLimitError` that says which. A malformed record is
 reported with its index and skipped; a file that stops being valid JSON ends the import with an error that says
 how far it got (everything before that point is committed).
 
@@ -28,10 +31,36 @@ from stage_e_dagster.domain.scryfall import MalformedCard, PrintingRecord, parse
 from stage_e_dagster.domain.work import candidate_names
 
 BATCH_SIZE = 1000
+MAX_RECORD_BYTES = 1024 * 1024
+"""The most file bytes one card object may span (a real Scryfall card is a few KB)."""
+MAX_MALFORMED = 10_000
+"""The most malformed records an import reports before it decides the file is not a card catalogue."""
 
 
 class CatalogFileError(RuntimeError):
     """The catalogue file is not a readable JSON array of card objects."""
+
+
+class CatalogLimitError(CatalogFileError):
+    """The catalogue file breaks a size limit that keeps the import's memory bounded; the message says which."""
+
+
+class _RecordBound:
+    """A binary file whose `read` fails once more than `limit` bytes were read since the last record ended, so no
+    single record (however it is built) reaches the parser's memory whole."""
+
+    def __init__(self, handle: BinaryIO, limit: int) -> None:
+        self.handle, self.limit, self.since = handle, limit, 0
+
+    def read(self, size: int = -1) -> bytes:
+        if self.since > self.limit:
+            raise CatalogLimitError(f"more than {self.limit} bytes without the end of a card object")
+        data = self.handle.read(size if size >= 0 else self.limit + 1)
+        self.since += len(data)
+        return data
+
+    def record_ended(self) -> None:
+        self.since = 0
 
 
 @dataclass
@@ -59,19 +88,35 @@ def import_catalog(
     batch: list[PrintingRecord] = []
     index = -1
     with open(path, "rb") as handle:
+        bound = _RecordBound(handle, MAX_RECORD_BYTES)
         try:
-            for index, obj in enumerate(ijson.items(handle, "item", use_float=True)):
+            for index, obj in enumerate(ijson.items(bound, "item", use_float=True)):
+                bound.record_ended()
                 try:
                     batch.append(parse_card(obj))
                 except MalformedCard as err:
                     summary.malformed.append((index, str(err)))
                     if on_malformed:
                         on_malformed(index, str(err))
+                    if len(summary.malformed) > MAX_MALFORMED:
+                        _flush(engine, batch, summary)
+                        raise CatalogLimitError(
+                            f"{path}: more than {MAX_MALFORMED} malformed records (the last is record {index}); "
+                            f"is this a Scryfall bulk-data file? {summary.printings} printings were imported"
+                        ) from None
                 if len(batch) >= BATCH_SIZE:
                     _flush(engine, batch, summary)
                     batch = []
                     if on_progress:
                         on_progress(_position(handle))
+        except CatalogLimitError as err:
+            if str(err).startswith(str(path)):
+                raise
+            _flush(engine, batch, summary)
+            raise CatalogLimitError(
+                f"{path}: record {index + 1} is too big: {err} (at most {MAX_RECORD_BYTES} bytes each: a giant "
+                f"string, a huge array or deep nesting?); {summary.printings} printings were imported before it"
+            ) from None
         except ijson.JSONError as err:
             _flush(engine, batch, summary)
             raise CatalogFileError(
