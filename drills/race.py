@@ -54,6 +54,7 @@ def prepare(home: Home, cards: int, printings: int, seed: int = 5) -> list[int]:
 
 
 def query(home: Home, sql: str, params: tuple = ()) -> list[tuple]:
+    """Run one statement on `home`'s app database (committed); its rows."""
     import psycopg2
 
     from stage_e_dagster.db.urls import libpq_dsn
@@ -62,7 +63,9 @@ def query(home: Home, sql: str, params: tuple = ()) -> list[tuple]:
     try:
         with conn.cursor() as cur:
             cur.execute(sql, params)
-            return cur.fetchall()
+            rows = cur.fetchall()
+        conn.commit()
+        return rows
     finally:
         conn.close()
 

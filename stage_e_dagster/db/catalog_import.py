@@ -1,9 +1,10 @@
 """Stream a Scryfall bulk-data file into `expansion` and `printing`, upserting on the Scryfall id.
 
 The file is parsed incrementally (ijson), so memory stays bounded however large the file is, and so it does
-whatever the file holds: no record may take more than `MAX_RECORD_BYTES` of the file (a giant string, a huge array
-or deep nesting inside one record would otherwise be built whole in memory) and at most `MAX_MALFORMED` records may
-be malformed; past either limit the import stops with a `CatalogLimitError` that says which. A malformed record is
+whatever the file holds: no record may take more than `MAX_RECORD_BYTES` of the file (a giant string or a huge array
+inside one record would otherwise be built whole in memory) or nest deeper than `MAX_DEPTH` (the parser's prefix
+paths grow with the square of the depth: 20,000 levels in 40 KB took 1 GB), and at most `MAX_MALFORMED` records may
+be malformed; past a limit the import stops with a `CatalogLimitError` that says which. A malformed record is
 reported with its index and skipped; a file that stops being valid JSON ends the import with an error that says
 how far it got (everything before that point is committed).
 
@@ -14,10 +15,10 @@ same file re-opens nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import ijson
 from sqlalchemy import Connection, func, or_, select, update
@@ -33,6 +34,8 @@ from stage_e_dagster.domain.work import candidate_names
 BATCH_SIZE = 1000
 MAX_RECORD_BYTES = 1024 * 1024
 """The most file bytes one card object may span (a real Scryfall card is a few KB)."""
+MAX_DEPTH = 32
+"""The deepest nesting a card object may have (a real one has about 4 levels)."""
 MAX_MALFORMED = 10_000
 """The most malformed records an import reports before it decides the file is not a card catalogue."""
 
@@ -54,7 +57,8 @@ class _RecordBound:
 
     def read(self, size: int = -1) -> bytes:
         if self.since > self.limit:
-            raise CatalogLimitError(f"more than {self.limit} bytes without the end of a card object")
+            raise CatalogLimitError(f"spans more than {self.limit} bytes of the file (a giant string or a huge "
+                                    "array?)")
         data = self.handle.read(size if size >= 0 else self.limit + 1)
         self.since += len(data)
         return data
@@ -90,7 +94,7 @@ def import_catalog(
     with open(path, "rb") as handle:
         bound = _RecordBound(handle, MAX_RECORD_BYTES)
         try:
-            for index, obj in enumerate(ijson.items(bound, "item", use_float=True)):
+            for index, obj in enumerate(_records(bound, path)):
                 bound.record_ended()
                 try:
                     batch.append(parse_card(obj))
@@ -114,8 +118,7 @@ def import_catalog(
                 raise
             _flush(engine, batch, summary)
             raise CatalogLimitError(
-                f"{path}: record {index + 1} is too big: {err} (at most {MAX_RECORD_BYTES} bytes each: a giant "
-                f"string, a huge array or deep nesting?); {summary.printings} printings were imported before it"
+                f"{path}: record {index + 1} {err}; {summary.printings} printings were imported before it"
             ) from None
         except ijson.JSONError as err:
             _flush(engine, batch, summary)
@@ -128,6 +131,45 @@ def import_catalog(
     if index == -1 and summary.printings == 0 and not summary.malformed:
         _check_is_array(path)
     return summary
+
+
+def _records(handle: _RecordBound, path: Path) -> Iterator[Any]:
+    """The elements of the top-level JSON array, built from the parser's flat events (no prefix paths) with
+    `MAX_DEPTH` enforced as they nest."""
+    events = ijson.basic_parse(handle, use_float=True)
+    first = next(events, None)
+    if first is None:
+        return
+    if first[0] != "start_array":
+        raise CatalogFileError(f"{path} is not a JSON array of card objects")
+    stack: list[Any] = []
+    keys: list[str | None] = []
+    for event, value in events:
+        if event == "map_key":
+            keys[-1] = value
+            continue
+        if event in ("start_map", "start_array"):
+            value = {} if event == "start_map" else []
+            if len(stack) >= MAX_DEPTH:
+                raise CatalogLimitError(f"is nested deeper than {MAX_DEPTH} levels")
+        elif event in ("end_map", "end_array"):
+            if not stack:
+                return  # the end of the top-level array
+            done = stack.pop()
+            keys.pop()
+            if not stack:
+                yield done
+            continue
+        if stack:
+            if isinstance(stack[-1], dict):
+                stack[-1][keys[-1]] = value
+            else:
+                stack[-1].append(value)
+        if event in ("start_map", "start_array"):
+            stack.append(value)
+            keys.append(None)
+        elif not stack:
+            yield value  # a scalar record
 
 
 def _position(handle: BinaryIO) -> int:
