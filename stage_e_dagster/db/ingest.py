@@ -89,7 +89,7 @@ def ingest_directory(
             if on_file:
                 on_file(item.identifier)
             continue
-        row = _fingerprint(root, item, source_id, summary)
+        row = _fingerprint(item, source_id, summary, root)
         if on_file:
             on_file(item.identifier)
         if row is None:
@@ -123,7 +123,7 @@ def _trusted(item: FoundFile, stored_size: int | None, trust_before: float) -> b
     return stat.st_size == stored_size and max(stat.st_mtime, stat.st_ctime) < trust_before
 
 
-def _fingerprint(root: Path, item: FoundFile, source_id: int, summary: IngestSummary) -> dict | None:
+def _fingerprint(item: FoundFile, source_id: int, summary: IngestSummary, root: Path) -> dict | None:
     data = read_scan(root, item.path)
     if isinstance(data, EvidenceSkip):
         summary.refused.append((item.identifier, data.reason))

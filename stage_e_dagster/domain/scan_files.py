@@ -98,7 +98,7 @@ def read_scan(root: str | Path, path: str | Path, max_bytes: int = MAX_SCAN_BYTE
 
     The one way a scan is opened, at ingest and at Stage C, because the file may have been replaced since it was
     listed. It never follows a symlink (in the file or any directory between it and `root`: `file-symlink`),
-    never leaves `root` (`outside-source`), opens only regular files and without blocking on a FIFO
+    never leaves `root` (`outside-source`), opens only regular files, so never a FIFO that would block it
     (`not-a-regular-file`), and never reads more than `max_bytes` (`file-too-large`, checked before reading and
     again while reading, so a file that grows under the reader is cut off). `file-missing` and `file-unreadable`
     cover the rest. Never raises on an OSError.
@@ -124,8 +124,14 @@ def read_scan(root: str | Path, path: str | Path, max_bytes: int = MAX_SCAN_BYTE
                 os.close(parent)
         parent, fd = fd, -1
         try:
-            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
-                         dir_fd=parent)
+            # Looked at before it is opened: opening a FIFO to read would wait for a writer. A file swapped for one
+            # in between still cannot hang a run: Stage C abandons a card after its task timeout.
+            info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                return _refuse("file-symlink", full)
+            if not stat.S_ISREG(info.st_mode):
+                return _refuse("not-a-regular-file", full, mode=stat.filemode(info.st_mode))
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=parent)
         finally:
             os.close(parent)
         info = os.fstat(fd)
