@@ -165,8 +165,15 @@ def check_final_state(home: Home, ids: list[int], batches: list[list[int]], repo
         skipped += sum(c["skipped"].values())
     contents = query(home, "SELECT count(DISTINCT content_sha256) FROM card")[0][0]
     figures["ocr_per_content"] = f"{extracted + skipped}/{contents}"
-    assert extracted + skipped == contents, (
-        f"{extracted} extractions and {skipped} skips across the runs for {contents} distinct contents")
+    if extracted + skipped != contents:
+        by_run = dict(query(home, "SELECT run_id, count(*) FROM image_evidence GROUP BY 1"))
+        counted = {run[-8:]: (ledger[run][3]["stage_c"]["extracted"], by_run.get(run, 0),
+                              ledger[run][3]["stage_c"]["current"], ledger[run][3]["stage_c"]["copies_carried"])
+                   for run in run_ids}
+        restarts = {r["run_id"][-8:]: r["restarts"] for r in reports if r["restarts"]}
+        raise AssertionError(
+            f"{extracted} extractions and {skipped} skips across the runs for {contents} distinct contents; per run "
+            f"(extracted, evidence rows stored, current, carried): {counted}; step restarts: {restarts}")
 
     unfinished = query(home, """
         SELECT c.id FROM card c
@@ -222,8 +229,10 @@ def _racer(gate: Path, index: int, card_ids: list[int]) -> None:
                                         raise_on_error=False, tags=spec.tags())
         errors = [str(e.message) for e in result.all_events
                   if e.event_type in (DagsterEventType.STEP_FAILURE, DagsterEventType.RUN_FAILURE)]
+        restarts = sum(e.event_type in (DagsterEventType.STEP_UP_FOR_RETRY, DagsterEventType.STEP_RESTARTED)
+                       for e in result.all_events)
         text = " ".join(str(e.message) for e in result.all_events)
-    print(json.dumps({"run_id": result.run_id, "success": result.success, "errors": errors,
+    print(json.dumps({"run_id": result.run_id, "success": result.success, "errors": errors, "restarts": restarts,
                       "integrity_errors": text.count("IntegrityError") + text.count(UNIQUE_VIOLATION)}), flush=True)
 
 
