@@ -37,9 +37,10 @@ WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = %s::oid
 
 
 def overlapping_batches(ids: list[int], runs: int, size: int) -> list[list[int]]:
-    """`runs` batches of `size` cards from evenly shifted starts (wrapping), so each card is in several batches."""
-    step = max(1, len(ids) // runs)
-    return [sorted({ids[(i * step + k) % len(ids)] for k in range(size)}) for i in range(runs)]
+    """`runs` batches of `size` cards from starts spread evenly over `ids` (wrapping), so every card is in
+    `runs * size / len(ids)` batches, give or take one."""
+    starts = [round(i * len(ids) / runs) for i in range(runs)]
+    return [sorted({ids[(start + k) % len(ids)] for k in range(size)}) for start in starts]
 
 
 def prepare(home: Home, cards: int, printings: int, seed: int = 5) -> list[int]:
@@ -82,6 +83,7 @@ def race(home: Home, figures: dict[str, Any], *, cards: int = 16, runs: int = 8,
     figures.update(cards=len(ids), runs=runs, batch=batch, slot_cap=slots,
                    min_batches_per_card=min(per_card[c] for c in ids))
     figures["setup_s"] = round(time.monotonic() - started, 1)
+    assert figures["min_batches_per_card"] >= 2, "a card in fewer than two batches races nothing: more runs or size"
 
     env = {**home.env, "STAGE_E_STREAMING": "on", "STAGE_E_OCR_MAX_SLOTS": str(slots),
            "STAGE_E_OCR_WAIT_SECONDS": str(int(timeout)), "STAGE_E_HOST_LOAD_CEILING": "1000",

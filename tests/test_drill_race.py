@@ -10,10 +10,11 @@ from drills.race import overlapping_batches, race
 pytestmark = pytest.mark.slow
 
 
-def test_overlapping_batches_put_every_card_in_several():
-    batches = overlapping_batches(list(range(16)), runs=8, size=6)
-    assert len(batches) == 8 and all(len(b) == 6 for b in batches)
-    seen = [sum(card in b for b in batches) for card in range(16)]
+@pytest.mark.parametrize(("cards", "size"), [(16, 6), (12, 4), (48, 18)])
+def test_overlapping_batches_put_every_card_in_several(cards, size):
+    batches = overlapping_batches(list(range(cards)), runs=8, size=size)
+    assert len(batches) == 8 and all(len(b) == size for b in batches)
+    seen = [sum(card in b for b in batches) for card in range(cards)]
     assert min(seen) >= 2
 
 
