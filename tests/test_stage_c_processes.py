@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import multiprocessing as mp
 import os
@@ -9,6 +10,8 @@ import re
 import signal
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -21,6 +24,7 @@ from tests.stage_c_helpers import card_ids, rows, seed_scans
 
 pytestmark = pytest.mark.slow
 WORKER_PID = re.compile(r"pid=(\d+)")
+F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux
 
 
 def _run_batch(url: str, ids: list[int], holder: str, max_slots: int, wait: float, out: str = "") -> None:
@@ -115,21 +119,31 @@ def test_a_worker_killed_mid_card_skips_that_card_and_a_replacement_finishes_the
     assert list_slot_holders(db_url) == []
 
 
-def _hang_on(root, identifiers: list[str]) -> None:
-    """Swap files for named pipes: reading one blocks forever, like a stalled network share."""
-    for identifier in identifiers:
-        path = root / "scans" / identifier
-        path.unlink()
-        os.mkfifo(path)
+@contextmanager
+def _hang_on(root, identifiers: list[str]) -> Iterator[None]:
+    """Hold a write lease on each file: another process's open of it blocks until the lease is broken (45 s by
+    default), like a read from a stalled network share. The kernel signals the holder (SIGIO) and waits."""
+    previous = signal.signal(signal.SIGIO, signal.SIG_IGN)
+    held = []
+    try:
+        for identifier in identifiers:
+            fd = os.open(root / "scans" / identifier, os.O_RDWR)
+            held.append(fd)
+            fcntl.fcntl(fd, F_SETLEASE, fcntl.F_WRLCK)
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+        signal.signal(signal.SIGIO, previous)
 
 
 def test_a_card_that_hangs_is_abandoned_and_a_replacement_finishes_the_batch(db_url, tmp_path):
     seed_scans(db_url, tmp_path, cards=5)
     ids = card_ids(db_url)
-    _hang_on(tmp_path, [min(ids, key=ids.get)])
     settings = PoolSettings(workers=1, engine="tesserocr", holder="slow", task_timeout_seconds=1.0,
                             slots={"database_url": db_url, "max_slots": 1, "wait_seconds": 10})
-    counters = run_stage_c(db_url, sorted(ids.values()), "slow", settings)
+    with _hang_on(tmp_path, [min(ids, key=ids.get)]):
+        counters = run_stage_c(db_url, sorted(ids.values()), "slow", settings)
     assert dict(counters.skipped) == {"extraction-timeout": 1} and counters.extracted == 4
     assert list_slot_holders(db_url) == []
 
@@ -139,10 +153,10 @@ def test_a_batch_gives_up_after_its_replacements_and_fails(db_url, tmp_path):
 
     seed_scans(db_url, tmp_path, cards=5)
     ids = card_ids(db_url)
-    _hang_on(tmp_path, sorted(ids, key=ids.get)[:3])
     settings = PoolSettings(workers=1, engine="tesserocr", holder="slow", task_timeout_seconds=1.0,
                             max_replacements=2, slots={"database_url": db_url, "max_slots": 1, "wait_seconds": 10})
-    with pytest.raises(StageCIncomplete, match="gave up after 2 replacements"):
+    with _hang_on(tmp_path, sorted(ids, key=ids.get)[:3]), pytest.raises(StageCIncomplete,
+                                                                          match="gave up after 2 replacements"):
         run_stage_c(db_url, sorted(ids.values()), "slow", settings)
     assert rows(db_url, "SELECT skip_reason, count(*) FROM card_scan_log GROUP BY 1") == [("extraction-timeout", 3)]
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]

@@ -1,6 +1,10 @@
 """Stream a Scryfall bulk-data file into `expansion` and `printing`, upserting on the Scryfall id.
 
-The file is parsed incrementally (ijson), so memory stays bounded however large the file is. A malformed record is
+The file is parsed incrementally (ijson), so memory stays bounded however large the file is, and so it does
+whatever the file holds: no record may take more than `MAX_RECORD_BYTES` of the file (a giant string or a huge array
+inside one record would otherwise be built whole in memory) or nest deeper than `MAX_DEPTH` (the parser's prefix
+paths grow with the square of the depth: 20,000 levels in 40 KB took 1 GB), and at most `MAX_MALFORMED` records may
+be malformed; past a limit the import stops with a `CatalogLimitError` that says which. A malformed record is
 reported with its index and skipped; a file that stops being valid JSON ends the import with an error that says
 how far it got (everything before that point is committed).
 
@@ -11,10 +15,10 @@ same file re-opens nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import ijson
 from sqlalchemy import Connection, func, or_, select, update
@@ -28,10 +32,39 @@ from stage_e_dagster.domain.scryfall import MalformedCard, PrintingRecord, parse
 from stage_e_dagster.domain.work import candidate_names
 
 BATCH_SIZE = 1000
+MAX_RECORD_BYTES = 1024 * 1024
+"""The most file bytes one card object may span (a real Scryfall card is a few KB)."""
+MAX_DEPTH = 32
+"""The deepest nesting a card object may have (a real one has about 4 levels)."""
+MAX_MALFORMED = 10_000
+"""The most malformed records an import reports before it decides the file is not a card catalogue."""
 
 
 class CatalogFileError(RuntimeError):
     """The catalogue file is not a readable JSON array of card objects."""
+
+
+class CatalogLimitError(CatalogFileError):
+    """The catalogue file breaks a size limit that keeps the import's memory bounded; the message says which."""
+
+
+class _RecordBound:
+    """A binary file whose `read` fails once more than `limit` bytes were read since the last record ended, so no
+    single record (however it is built) reaches the parser's memory whole."""
+
+    def __init__(self, handle: BinaryIO, limit: int) -> None:
+        self.handle, self.limit, self.since = handle, limit, 0
+
+    def read(self, size: int = -1) -> bytes:
+        if self.since > self.limit:
+            raise CatalogLimitError(f"spans more than {self.limit} bytes of the file (a giant string or a huge "
+                                    "array?)")
+        data = self.handle.read(size if size >= 0 else self.limit + 1)
+        self.since += len(data)
+        return data
+
+    def record_ended(self) -> None:
+        self.since = 0
 
 
 @dataclass
@@ -59,19 +92,34 @@ def import_catalog(
     batch: list[PrintingRecord] = []
     index = -1
     with open(path, "rb") as handle:
+        bound = _RecordBound(handle, MAX_RECORD_BYTES)
         try:
-            for index, obj in enumerate(ijson.items(handle, "item", use_float=True)):
+            for index, obj in enumerate(_records(bound, path)):
+                bound.record_ended()
                 try:
                     batch.append(parse_card(obj))
                 except MalformedCard as err:
                     summary.malformed.append((index, str(err)))
                     if on_malformed:
                         on_malformed(index, str(err))
+                    if len(summary.malformed) > MAX_MALFORMED:
+                        _flush(engine, batch, summary)
+                        raise CatalogLimitError(
+                            f"{path}: more than {MAX_MALFORMED} malformed records (the last is record {index}); "
+                            f"is this a Scryfall bulk-data file? {summary.printings} printings were imported"
+                        ) from None
                 if len(batch) >= BATCH_SIZE:
                     _flush(engine, batch, summary)
                     batch = []
                     if on_progress:
                         on_progress(_position(handle))
+        except CatalogLimitError as err:
+            if str(err).startswith(str(path)):
+                raise
+            _flush(engine, batch, summary)
+            raise CatalogLimitError(
+                f"{path}: record {index + 1} {err}; {summary.printings} printings were imported before it"
+            ) from None
         except ijson.JSONError as err:
             _flush(engine, batch, summary)
             raise CatalogFileError(
@@ -83,6 +131,45 @@ def import_catalog(
     if index == -1 and summary.printings == 0 and not summary.malformed:
         _check_is_array(path)
     return summary
+
+
+def _records(handle: _RecordBound, path: Path) -> Iterator[Any]:
+    """The elements of the top-level JSON array, built from the parser's flat events (no prefix paths) with
+    `MAX_DEPTH` enforced as they nest."""
+    events = ijson.basic_parse(handle, use_float=True)
+    first = next(events, None)
+    if first is None:
+        return
+    if first[0] != "start_array":
+        raise CatalogFileError(f"{path} is not a JSON array of card objects")
+    stack: list[Any] = []
+    keys: list[str | None] = []
+    for event, value in events:
+        if event == "map_key":
+            keys[-1] = value
+            continue
+        if event in ("start_map", "start_array"):
+            value = {} if event == "start_map" else []
+            if len(stack) >= MAX_DEPTH:
+                raise CatalogLimitError(f"is nested deeper than {MAX_DEPTH} levels")
+        elif event in ("end_map", "end_array"):
+            if not stack:
+                return  # the end of the top-level array
+            done = stack.pop()
+            keys.pop()
+            if not stack:
+                yield done
+            continue
+        if stack:
+            if isinstance(stack[-1], dict):
+                stack[-1][keys[-1]] = value
+            else:
+                stack[-1].append(value)
+        if event in ("start_map", "start_array"):
+            stack.append(value)
+            keys.append(None)
+        elif not stack:
+            yield value  # a scalar record
 
 
 def _position(handle: BinaryIO) -> int:

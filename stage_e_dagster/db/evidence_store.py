@@ -47,6 +47,7 @@ def load_batch(url: str, card_ids: Sequence[int]) -> list[CardWork]:
             skipped_before=row.skipped_before,
             missing=row.missing,
             name=row.name,
+            root=row.location,
         )
         for row in rows
     ]

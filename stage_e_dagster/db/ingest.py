@@ -10,6 +10,7 @@ whole directory.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -23,8 +24,9 @@ from stage_e_dagster.db.arrays import text_array
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.models import Card, Source
 from stage_e_dagster.domain.catalog import normalise_name
+from stage_e_dagster.domain.evidence.model import EvidenceSkip
 from stage_e_dagster.domain.filenames import parse_card_filename
-from stage_e_dagster.domain.scan_files import FoundFile, Refused, content_phash, find_images, sha256_of
+from stage_e_dagster.domain.scan_files import FoundFile, Refused, content_phash, find_images, read_scan, sha256_of
 
 BATCH_SIZE = 200
 
@@ -121,7 +123,7 @@ def _ingest_batch(conn: Connection, source_id: int, batch: list[FoundFile], summ
             if on_file:
                 on_file(item.identifier)
             continue
-        row = _fingerprint(item, source_id, summary)
+        row = _fingerprint(item, source_id, summary, root)
         if on_file:
             on_file(item.identifier)
         if row is None:
@@ -153,13 +155,12 @@ def _trusted(item: FoundFile, stored_size: int | None, trust_before: float) -> b
     return stat.st_size == stored_size and max(stat.st_mtime, stat.st_ctime) < trust_before
 
 
-def _fingerprint(item: FoundFile, source_id: int, summary: IngestSummary) -> dict | None:
-    try:
-        data = item.path.read_bytes()
-    except OSError as err:
-        summary.refused.append((item.identifier, f"cannot read: {err.strerror or err}"))
+def _fingerprint(item: FoundFile, source_id: int, summary: IngestSummary, root: Path) -> dict | None:
+    data = read_scan(root, item.path)
+    if isinstance(data, EvidenceSkip):
+        summary.refused.append((item.identifier, data.reason))
         return None
-    phash = content_phash(item.path) if data else None
+    phash = content_phash(io.BytesIO(data)) if data else None
     if phash is None:
         summary.unreadable.append(item.identifier)
     name, hint = parse_card_filename(item.identifier)

@@ -1,21 +1,28 @@
-"""Finding card scans in a directory and fingerprinting their bytes (sha256 and a 64-bit perceptual hash)."""
+"""Finding card scans in a directory, reading one safely (`read_scan`), and fingerprinting its bytes (sha256 and a
+64-bit perceptual hash)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import imagehash
 from PIL import Image
 
 from stage_e_dagster.domain.evidence.hashing import hash_to_int
+from stage_e_dagster.domain.evidence.model import EvidenceSkip
 from stage_e_dagster.domain.filenames import is_image_name
 
 MAX_PIXELS = 60_000_000
+MAX_SCAN_BYTES = 256 * 1024 * 1024
+"""A scan file larger than this is refused (`file-too-large`) before a byte of it is read."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,9 @@ def find_images(root: Path) -> Iterator[FoundFile | Refused]:
             if not is_image_name(name):
                 continue
             identifier = _rel(root, path)
-            if path.is_symlink():
+            if not _is_utf8(identifier):
+                yield Refused(printable_name(identifier), "name is not valid UTF-8")
+            elif path.is_symlink():
                 yield Refused(identifier, "symlink")
             elif not path.is_file():
                 yield Refused(identifier, "not a regular file")
@@ -66,16 +75,103 @@ def _rel(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
 
+def _is_utf8(name: str) -> bool:
+    """False for a name holding bytes that are not UTF-8 (Python decodes them as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_name(name: str) -> str:
+    """`name` with any byte that is not UTF-8 shown as `\\xNN`, safe to print and to store as text."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _refuse(reason: str, path: str, **detail: object) -> EvidenceSkip:
+    return EvidenceSkip(reason, {"path": printable_name(path), **detail})
+
+
+def read_scan(root: str | Path, path: str | Path, max_bytes: int = MAX_SCAN_BYTES) -> bytes | EvidenceSkip:
+    """The bytes of the scan at `path` (absolute, or relative to the source directory `root`), or a named skip.
+
+    The one way a scan is opened, at ingest and at Stage C, because the file may have been replaced since it was
+    listed. It never follows a symlink (in the file or any directory between it and `root`: `file-symlink`),
+    never leaves `root` (`outside-source`), opens only regular files, so never a FIFO that would block it
+    (`not-a-regular-file`), and never reads more than `max_bytes` (`file-too-large`, checked before reading and
+    again while reading, so a file that grows under the reader is cut off). `file-missing` and `file-unreadable`
+    cover the rest. Never raises on an OSError.
+    """
+    root_s = os.path.abspath(os.fspath(root))
+    full = os.path.abspath(os.path.join(root_s, os.fspath(path)))
+    rel = os.path.relpath(full, root_s)
+    if rel == os.curdir or rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return _refuse("outside-source", full, root=printable_name(root_s))
+    parts = rel.split(os.sep)
+    fd = -1
+    try:
+        fd = os.open(root_s, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        for part in parts[:-1]:
+            parent, fd = fd, -1
+            try:
+                fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+            except NotADirectoryError:  # what O_DIRECTORY | O_NOFOLLOW says of a symlink, too
+                if stat.S_ISLNK(os.stat(part, dir_fd=parent, follow_symlinks=False).st_mode):
+                    return _refuse("file-symlink", full, link=printable_name(part))
+                raise
+            finally:
+                os.close(parent)
+        parent, fd = fd, -1
+        try:
+            # Looked at before it is opened: opening a FIFO to read would wait for a writer. A file swapped for one
+            # in between still cannot hang a run: Stage C abandons a card after its task timeout.
+            info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                return _refuse("file-symlink", full)
+            if not stat.S_ISREG(info.st_mode):
+                return _refuse("not-a-regular-file", full, mode=stat.filemode(info.st_mode))
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=parent)
+        finally:
+            os.close(parent)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return _refuse("not-a-regular-file", full, mode=stat.filemode(info.st_mode))
+        if info.st_size > max_bytes:
+            return _refuse("file-too-large", full, size=info.st_size, limit=max_bytes)
+        with open(fd, "rb", closefd=True) as handle:
+            fd = -1
+            want = info.st_size + 1
+            data = handle.read(want)
+            if len(data) == want:  # longer than it was a moment ago: it is growing
+                data += handle.read(max_bytes + 1 - len(data))
+        if len(data) > max_bytes:
+            return _refuse("file-too-large", full, size=f"> {max_bytes}", limit=max_bytes)
+        return data
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return _refuse("file-symlink", full)
+        if err.errno in (errno.ENOENT, errno.ENOTDIR):
+            return _refuse("file-missing", full)
+        if err.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket or a device without a reader
+            return _refuse("not-a-regular-file", full, error=err.strerror)
+        return _refuse("file-unreadable", full, error=str(err.strerror or err))
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def content_phash(path: Path) -> int | None:
-    """A signed 64-bit phash of the whole image, or None when it cannot be decoded."""
+def content_phash(image: Path | BinaryIO) -> int | None:
+    """A signed 64-bit phash of the whole image (a path or an open binary file), or None when it cannot be
+    decoded."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as img:
+            with Image.open(image) as img:
                 if img.width * img.height > MAX_PIXELS:
                     return None
                 img.draft("L", (256, 256))
@@ -114,7 +210,7 @@ def list_images(root: Path) -> Listing | None:
             with os.scandir(directory) as entries:
                 items = sorted(entries, key=lambda entry: entry.name)
         except OSError:
-            digest.update(f"!{prefix}\n".encode())
+            digest.update(f"!{prefix}\n".encode("utf-8", "surrogateescape"))
             continue
         subdirs = []
         for entry in items:
@@ -124,10 +220,11 @@ def list_images(root: Path) -> Listing | None:
                 if entry.is_dir(follow_symlinks=False):
                     subdirs.append((Path(entry.path), f"{prefix}{entry.name}/"))
                 elif is_image_name(entry.name) and entry.is_file(follow_symlinks=False):
-                    stat = entry.stat(follow_symlinks=False)
-                    digest.update(f"{prefix}{entry.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ctime_ns}\n".encode())
+                    info = entry.stat(follow_symlinks=False)
+                    line = f"{prefix}{entry.name}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\n"
+                    digest.update(line.encode("utf-8", "surrogateescape"))  # names need not be UTF-8
                     files += 1
-                    total += stat.st_size
+                    total += info.st_size
             except OSError:
                 continue  # vanished between the listing and the stat: it is not there
         pending.extend(reversed(subdirs))

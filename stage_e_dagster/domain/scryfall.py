@@ -9,6 +9,7 @@ from typing import Any
 from stage_e_dagster.domain.catalog import normalise_name
 
 REQUIRED = ("id", "name", "set", "collector_number")
+MAX_FACES = 16
 
 
 class MalformedCard(ValueError):
@@ -63,7 +64,9 @@ def parse_card(obj: Any) -> PrintingRecord:
     if faces is not None:
         if not isinstance(faces, list) or not all(isinstance(f, dict) and f.get("name") for f in faces):
             raise MalformedCard("card_faces is not a list of named faces")
-        face_names = [str(f["name"]) for f in faces]
+        if len(faces) > MAX_FACES:
+            raise MalformedCard(f"card_faces has {len(faces)} faces, more than {MAX_FACES}")
+        face_names = [_text(f, "name", 300) or "" for f in faces]
     name = _text(obj, "name", 300) or ""
     set_code = (_text(obj, "set", 8) or "").lower()
     return PrintingRecord(

@@ -30,6 +30,7 @@ class CardWork:
     skipped_before: bool  # Stage C already logged a skip for these exact bytes
     missing: bool  # ingest saw the file vanish
     name: str | None = None  # the card's name from its file name: lets the reader confirm one reading
+    root: str = ""  # the source directory `path` must stay inside
 
 
 def extractors_needed(work: CardWork, force: bool) -> frozenset[str] | None:

@@ -24,8 +24,10 @@ STAGE_C_ID = "stage-c-extract-v1"
 LOAD_FAILURES = ("empty-file", "unreadable-image", "truncated-image", "too-large")
 """Skip reasons that count as failed image loads for the envelope's `image_failure_rate` bar."""
 
-FILE_SKIPS = ("file-missing", "content-changed")
-"""Skip reasons about the file rather than its pixels: re-ingest clears them by changing the content hash."""
+FILE_SKIPS = ("file-missing", "content-changed", "file-symlink", "not-a-regular-file", "outside-source",
+              "file-too-large")
+"""Skip reasons about the file rather than its pixels (`domain.scan_files.read_scan` names most of them): one
+copy's file, never carried to its copies; re-ingest clears them by changing the content hash."""
 
 
 def decided_by(registry: Sequence[Calculator] = CALCULATORS) -> str:

@@ -40,7 +40,7 @@ def run_stage_c(
         elif needed is None:
             counters.current += 1
         else:
-            tasks.append(Task(work.card_id, work.path, work.content_sha256, needed, work.name))
+            tasks.append(Task(work.card_id, work.path, work.content_sha256, needed, work.name, root=work.root))
     if not tasks:
         counters.workers_why = "no card needs extraction: no worker started"
         counters.elapsed_seconds = time.perf_counter() - started

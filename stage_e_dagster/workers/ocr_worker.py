@@ -22,7 +22,7 @@ from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import make_engine
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
-from stage_e_dagster.domain.scan_files import sha256_of
+from stage_e_dagster.domain.scan_files import read_scan, sha256_of
 
 if TYPE_CHECKING:
     import multiprocessing as mp
@@ -32,13 +32,15 @@ PR_SET_PDEATHSIG = 1
 
 @dataclass(frozen=True)
 class Task:
-    """Extract `extractors` for one card from the file at `path`, expected to hash to `content_sha256`."""
+    """Extract `extractors` for one card from the file at `path` (inside the source directory `root`), expected
+    to hash to `content_sha256`."""
 
     card_id: int
     path: str
     content_sha256: str
     extractors: frozenset[str]
     name: str | None = None  # the card's name, which the reader checks a reading against
+    root: str = ""  # the source directory the file must stay inside; "" only in tests: the file's own directory
 
 
 @dataclass(frozen=True)
@@ -101,12 +103,9 @@ def process_task(task: Task, engine: Any, catalog: ReadCatalog, executor: Execut
     knowledge and the card's name, one confirmed reading is enough; `executor` runs the pixel analysis beside the
     OCR). Never raises."""
     started = time.perf_counter()
-    try:
-        data = Path(task.path).read_bytes()
-    except FileNotFoundError:
-        outcome: Evidence | EvidenceSkip = EvidenceSkip("file-missing", {"path": task.path})
-    except OSError as err:
-        outcome = EvidenceSkip("file-unreadable", {"error": str(err)})
+    data = read_scan(task.root or str(Path(task.path).parent), task.path)
+    if isinstance(data, EvidenceSkip):
+        outcome: Evidence | EvidenceSkip = data
     else:
         actual = sha256_of(data)
         if actual != task.content_sha256:
