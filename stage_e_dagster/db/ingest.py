@@ -86,9 +86,9 @@ def ingest_directory(
                     continue
                 batch.append(item)
                 if len(batch) >= BATCH_SIZE:
-                    _ingest_batch(conn, source_id, batch, summary, on_file, trust_before)
+                    _ingest_batch(conn, root, source_id, batch, summary, on_file, trust_before)
                     batch = []
-            _ingest_batch(conn, source_id, batch, summary, on_file, trust_before)
+            _ingest_batch(conn, root, source_id, batch, summary, on_file, trust_before)
             summary.vanished = _mark_vanished(conn, source_id)
         finally:
             with suppress(SQLAlchemyError):  # a lost connection takes its temp table with it; keep the first error
@@ -104,7 +104,7 @@ _STORED = text("SELECT identifier, content_sha256, missing_since, size_bytes FRO
                "WHERE source_id = :source AND identifier = ANY(CAST(:ids AS text[]))")
 
 
-def _ingest_batch(conn: Connection, source_id: int, batch: list[FoundFile], summary: IngestSummary,
+def _ingest_batch(conn: Connection, root: Path, source_id: int, batch: list[FoundFile], summary: IngestSummary,
                   on_file: Callable[[str], None] | None, trust_before: float | None) -> None:
     """Fingerprint one batch of files against their stored rows, upsert the new and changed ones, clear the
     missing mark of the ones that came back, and record them as seen; one transaction."""
