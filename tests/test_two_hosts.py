@@ -19,11 +19,16 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import dagster as dg
 import psycopg2
 import pytest
 
 from stage_e_dagster.db.slot_holders import host_key, list_slot_holders
 from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.host import usable_cores
+from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.settings import Settings
 from tests.conftest import scratch_database
 from tests.e2e_helpers import load_demo
 
@@ -107,11 +112,14 @@ def run_hosts(scope: str, env: dict[str, str], tmp: Path, batches: list[list[int
 @pytest.fixture
 def fleet(db_url: str, pg_server_url: str, tmp_path: Path):
     """The shared environment of both hosts: the app database with demo cards, a Dagster storage database."""
-    load_demo(db_url, tmp_path / "demo", cards=8, printings=40)
+    load_demo(db_url, tmp_path / "demo", cards=6, printings=30)
     with psycopg2.connect(libpq_dsn(db_url)) as conn, conn.cursor() as cur:
         cur.execute("SELECT id FROM card ORDER BY id")
         cards = [row[0] for row in cur.fetchall()]
     with scratch_database(pg_server_url, "dg") as dagster_url:
+        # Dagster's storage schema is created once, as a deployment does before its hosts start.
+        with dg.instance_for_test(overrides={"storage": {"postgres": {"postgres_url": dagster_url}}}):
+            pass
         env = {**os.environ, "STAGE_E_DATABASE_URL": db_url, "STAGE_E_DAGSTER_DATABASE_URL": dagster_url,
                "STAGE_E_OCR_MAX_SLOTS": str(CAP), "STAGE_E_OCR_WAIT_SECONDS": "5",
                "STAGE_E_HOST_LOAD_CEILING": "100", "OMP_THREAD_LIMIT": "1"}
@@ -128,8 +136,8 @@ def test_two_hosts_caps_by_scope_and_overlapping_votes(fleet, db_url: str, tmp_p
     assert sum(settled.values()) == CAP and sum(r["held"] for r in ready) == CAP
     assert sum(r["refused"] for r in ready) == 2 * HOLDERS - CAP
 
-    # Host scope: each host its own cap, both full at once; then both hosts run the same batches.
-    batches = [cards[: len(cards) // 2], cards[len(cards) // 2:]]
+    # Host scope: each host its own cap, both full at once; then both hosts run a batch of the same cards.
+    batches = [cards]
     watch, settled, ready, runs = run_hosts("host", env, tmp_path, batches, db_url)
     assert settled == Counter({key: CAP for key in keys}), settled
     assert all(r == {"held": CAP, "refused": HOLDERS - CAP} for r in ready), ready
@@ -156,3 +164,14 @@ def test_two_hosts_caps_by_scope_and_overlapping_votes(fleet, db_url: str, tmp_p
     with psycopg2.connect(libpq_dsn(dagster_url)) as conn, conn.cursor() as cur:
         cur.execute("SELECT status, count(*) FROM runs WHERE pipeline_name = 'micro_batch' GROUP BY status")
         assert dict(cur.fetchall()) == {"SUCCESS": 2 * len(batches)}
+
+
+def test_the_settings_configure_the_slots_scope_and_host() -> None:
+    settings = Settings.from_env({"STAGE_E_OCR_SLOT_SCOPE": "global", "STAGE_E_OCR_HOST_ID": "host-a",
+                                  "STAGE_E_OCR_MAX_SLOTS": "64", "STAGE_E_OCR_WAIT_SECONDS": "3"})
+    slots = OcrSlots.from_settings(settings, AppDatabase(database_url="postgresql+psycopg2://u@h/db"))
+    assert (slots.scope, slots.host_id, slots.max_slots, slots.wait_seconds) == ("global", "host-a", 64, 3.0)
+    assert slots.host_key is None and slots.local_workers == min(64, usable_cores())
+    hosted = OcrSlots.from_settings(Settings.from_env({"STAGE_E_OCR_HOST_ID": "host-a", "STAGE_E_OCR_MAX_SLOTS": "64"}),
+                                    AppDatabase(database_url="postgresql+psycopg2://u@h/db"))
+    assert hosted.host_key == host_key("host-a") and hosted.local_workers == 64
