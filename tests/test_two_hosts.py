@@ -44,6 +44,7 @@ class Watch:
     def __init__(self, url: str) -> None:
         self.url, self.per_host, self.total, self.samples = url, Counter(), 0, 0
         self.scopes: set[str] = set()
+        self.seen: set[tuple[int | None, str]] = set()  # (host key, holder's application_name)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -60,6 +61,7 @@ class Watch:
             self.per_host[key] = max(self.per_host[key], count)
         self.total = max(self.total, len(holders))
         self.scopes.update(h.scope for h in holders)
+        self.seen.update((h.host_key, h.application_name or "") for h in holders)
         self.samples += 1
         return now
 
@@ -106,6 +108,8 @@ def run_hosts(scope: str, env: dict[str, str], tmp: Path, batches: list[list[int
             if proc.poll() is None:
                 os.killpg(proc.pid, 9)
                 proc.wait()
+            proc.stdin.close()
+            proc.stdout.close()
     return watch, settled, ready, runs
 
 
@@ -122,7 +126,7 @@ def fleet(db_url: str, pg_server_url: str, tmp_path: Path):
             pass
         env = {**os.environ, "STAGE_E_DATABASE_URL": db_url, "STAGE_E_DAGSTER_DATABASE_URL": dagster_url,
                "STAGE_E_OCR_MAX_SLOTS": str(CAP), "STAGE_E_OCR_WAIT_SECONDS": "5",
-               "STAGE_E_HOST_LOAD_CEILING": "100", "OMP_THREAD_LIMIT": "1"}
+               "STAGE_E_HOST_LOAD_CEILING": "1000", "OMP_THREAD_LIMIT": "1"}
         yield env, cards, dagster_url
 
 
@@ -143,6 +147,11 @@ def test_two_hosts_caps_by_scope_and_overlapping_votes(fleet, db_url: str, tmp_p
     assert all(r == {"held": CAP, "refused": HOLDERS - CAP} for r in ready), ready
     assert set(watch.per_host) == keys and max(watch.per_host.values()) == CAP, watch.per_host
     assert watch.scopes == {"host"} and watch.total == 2 * CAP
+
+    # The runs' OCR workers took their own host's slots (the scope and host id reach them through the definitions).
+    run_host = {run_id: host for host, host_runs in zip(HOSTS, runs, strict=True) for run_id in host_runs}
+    ocr = [(key, run_host[run_id]) for key, name in watch.seen for run_id in run_host if run_id in name]
+    assert ocr and all(key == host_key(host) for key, host in ocr), ocr
 
     # The runs: every one completed, and the database holds each card's evidence and each voter's outcome once.
     statuses = {run_id: status for host_runs in runs for run_id, status in host_runs.items()}
