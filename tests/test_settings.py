@@ -15,7 +15,7 @@ PACKAGE = ROOT / "stage_e_dagster"
 
 def test_defaults_when_nothing_is_set() -> None:
     settings = Settings.from_env({})
-    assert settings.batch_size == 100 and settings.streaming is True and settings.consensus_policy == "funnel"
+    assert settings.batch_size == 250 and settings.streaming is True and settings.consensus_policy == "funnel"
     assert settings.database_url is None and settings.ocr_max_slots is None
     assert settings.ocr_slot_scope == "host" and settings.ocr_host_id is None
     assert settings.home.is_absolute() and settings.home.name == ".stage_e"
