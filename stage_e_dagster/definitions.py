@@ -41,8 +41,7 @@ def build_definitions(settings: Settings) -> Definitions:
             "database": database,
             # A batch waits a little for a slot before it throttles, so two queued batches on a one-slot host take
             # turns instead of churning through step retries.
-            "ocr_slots": OcrSlots(database=database, max_slots=settings.ocr_max_slots,
-                                  wait_seconds=settings.ocr_wait_seconds),
+            "ocr_slots": OcrSlots.from_settings(settings, database),
             "ocr": OcrSettings(engine=settings.ocr_engine,
                                tessdata_prefix=str(settings.tessdata_prefix) if settings.tessdata_prefix else None),
             "envelope": Envelope(database=database, host_load_ceiling=settings.host_load_ceiling,

@@ -18,7 +18,7 @@ from pydantic_core import PydanticUndefined
 from stage_e_dagster.settings import Settings, SettingsError
 
 _CANDIDATES = ("7", "2.5", "off", "on", "machine-quorum", "pytesseract", "*/7 * * * *", "Europe/Paris",
-               "http://example.invalid:1")
+               "http://example.invalid:1", "global")
 """Values tried, in order, to change a setting: the first one its parser takes that differs from its default."""
 
 

@@ -99,7 +99,14 @@ class Settings:
         "STAGE_E_HOME", Path(".stage_e"), "embedded Postgres data, Dagster home, demo data", _path,
         shown="`./.stage_e`")
     ocr_max_slots: int | None = setting(
-        "STAGE_E_OCR_MAX_SLOTS", None, "OCR workers allowed at once on this host", _positive_int, shown="CPUs - 1")
+        "STAGE_E_OCR_MAX_SLOTS", None, "OCR workers allowed at once on this host (in `global` scope: across every "
+        "host)", _positive_int, shown="CPUs - 1")
+    ocr_slot_scope: str = setting(
+        "STAGE_E_OCR_SLOT_SCOPE", "host", "`host`: each host has its own OCR slot cap; `global`: every host sharing "
+        "the application database shares one cap", _choice("host", "global"), shown="`host`")
+    ocr_host_id: str | None = setting(
+        "STAGE_E_OCR_HOST_ID", None, "the host identity OCR slots are counted under in `host` scope; set it per "
+        "container or pod to the machine it runs on (docs/deployment.md)", shown="machine id, else hostname")
     ocr_wait_seconds: float = setting(
         "STAGE_E_OCR_WAIT_SECONDS", 10.0, "how long a batch waits for a free OCR slot before it retries later",
         _non_negative_float, shown="10")
@@ -124,7 +131,8 @@ class Settings:
     streaming: bool = setting(
         "STAGE_E_STREAMING", True, "`off` makes the sensor and the sweep request nothing", _flag, shown="on")
     batch_size: int = setting(
-        "STAGE_E_BATCH_SIZE", 100, "cards per micro-batch run (stream, sweep and `stage-e run`)", _positive_int)
+        "STAGE_E_BATCH_SIZE", 250, "cards per micro-batch run (stream, sweep and `stage-e run`); 250 keeps "
+        "Dagster's cost per run near 5% of a batch (docs/performance.md)", _positive_int)
     stream_interval_seconds: int = setting(
         "STAGE_E_STREAM_INTERVAL_SECONDS", 15, "`card_stream` interval", _positive_int)
     sweep_cron: str = setting(

@@ -75,7 +75,7 @@ def test_nothing_is_requested_twice_and_new_cards_come_next(db_url, instance):
 
 def test_cards_are_batched_within_max_runs_per_tick(db_url, instance):
     ids = seed_cards(db_url, 250)
-    result = tick(instance, db_url)
+    result = tick(instance, db_url, batch_size=100)
     batches = requested(result)
     assert [len(b) for b in batches] == [100, 100, 50] and flat(batches) == ids
     request: RunRequest = result.run_requests[0]
@@ -85,7 +85,7 @@ def test_cards_are_batched_within_max_runs_per_tick(db_url, instance):
     config = batch_from_run_config(request.run_config)
     assert (config.trigger, config.mode, config.force) == ("card-event", "passive", False)
 
-    capped = tick(instance, db_url, max_runs_per_tick=2)
+    capped = tick(instance, db_url, batch_size=100, max_runs_per_tick=2)
     assert flat(requested(capped)) == ids[:200]
     launched(instance, capped)
     rest = tick(instance, db_url, max_runs_per_tick=2)

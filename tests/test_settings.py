@@ -15,8 +15,9 @@ PACKAGE = ROOT / "stage_e_dagster"
 
 def test_defaults_when_nothing_is_set() -> None:
     settings = Settings.from_env({})
-    assert settings.batch_size == 100 and settings.streaming is True and settings.consensus_policy == "funnel"
+    assert settings.batch_size == 250 and settings.streaming is True and settings.consensus_policy == "funnel"
     assert settings.database_url is None and settings.ocr_max_slots is None
+    assert settings.ocr_slot_scope == "host" and settings.ocr_host_id is None
     assert settings.home.is_absolute() and settings.home.name == ".stage_e"
     assert (settings.sweep_cron, settings.sweep_timezone, settings.stream_interval_seconds) == (
         "*/30 * * * *", "UTC", 15)
@@ -32,6 +33,11 @@ def test_values_are_parsed_and_blank_counts_as_unset() -> None:
     assert settings.home == Path("/tmp/se")
 
 
+def test_ocr_slot_scope_and_host_id_are_read() -> None:
+    settings = Settings.from_env({"STAGE_E_OCR_SLOT_SCOPE": "global", "STAGE_E_OCR_HOST_ID": " node-a "})
+    assert (settings.ocr_slot_scope, settings.ocr_host_id) == ("global", "node-a")
+
+
 @pytest.mark.parametrize(("var", "value", "expected"), [
     ("STAGE_E_BATCH_SIZE", "lots", "invalid literal"),
     ("STAGE_E_BATCH_SIZE", "0", "at least 1"),
@@ -39,6 +45,7 @@ def test_values_are_parsed_and_blank_counts_as_unset() -> None:
     ("STAGE_E_CONSENSUS_POLICY", "majority", "funnel, machine-quorum"),
     ("STAGE_E_OCR_ENGINE", "easyocr", "tesserocr, pytesseract"),
     ("STAGE_E_HOST_LOAD_CEILING", "-1", "above 0"),
+    ("STAGE_E_OCR_SLOT_SCOPE", "fleet", "host, global"),
 ])
 def test_a_bad_value_names_the_variable_and_the_form_it_wants(var: str, value: str, expected: str) -> None:
     with pytest.raises(SettingsError, match=re.escape(var)) as raised:

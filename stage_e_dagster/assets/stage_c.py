@@ -80,7 +80,7 @@ def image_evidence(
     trip_detail = {"job": context.run.job_name, "step": context.asset_key.to_user_string(), "mode": config.mode,
                    "trigger": config.trigger, "cards": len(config.card_ids)}
     envelope.check(mode=config.mode, run_id=run_id, detail=trip_detail)
-    workers = ocr.workers or ocr_slots.slot_count
+    workers = ocr.workers or ocr_slots.local_workers
     settings = PoolSettings(
         workers=workers, engine=ocr.engine, slots=ocr_slots.worker_config(),
         holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds,

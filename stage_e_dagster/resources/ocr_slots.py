@@ -36,6 +36,7 @@ from stage_e_dagster.db.slot_holders import MAX_SLOTS, Scope, host_key, slot_key
 from stage_e_dagster.db.urls import redact
 from stage_e_dagster.host import host_id, usable_cores
 from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class OcrSlots(ConfigurableResource):
         default=0.0, description="0: try once and never block; above 0: poll with jitter up to this long."
     )
     host_id: str | None = Field(
-        default=None, description="Override the host identity (default: machine id, else hostname)."
+        default=None, description="The host identity of `host` scope (default: machine id, else hostname)."
     )
     connect_timeout_seconds: int = Field(default=5, description="Give up opening the lock connection after this.")
 
@@ -73,6 +74,20 @@ class OcrSlots(ConfigurableResource):
             logger.warning("OCR max_slots=%d is outside 1..%d; using %d", wanted, MAX_SLOTS, clamped)
             self._clamp_warned = True
         return clamped
+
+    @classmethod
+    def from_settings(cls, settings: Settings, database: AppDatabase) -> OcrSlots:
+        """The slots `settings` configure (cap, scope, host id, wait) on `database`: what every run uses."""
+        return cls(database=database, max_slots=settings.ocr_max_slots, scope=settings.ocr_slot_scope,
+                   host_id=settings.ocr_host_id, wait_seconds=settings.ocr_wait_seconds)
+
+    @property
+    def local_workers(self) -> int:
+        """OCR workers one batch starts on this host: the cap, and in `global` scope no more than this host's
+        usable cores (a fleet-wide cap must not put the whole fleet's workers on one host)."""
+        if self.scope == "global":
+            return min(self.slot_count, usable_cores())
+        return self.slot_count
 
     @property
     def host_key(self) -> int | None:

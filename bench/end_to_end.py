@@ -1,0 +1,239 @@
+"""Orchestration overhead: cards/s through real `micro_batch` runs against the same cards through the stage runners
+directly, at several batch sizes, measured side by side in one run.
+
+Both paths start from the same state: before every pass the application database is cloned afresh from a
+prepared template (catalogue imported, demo scans ingested, nothing processed), so each pass does the same work.
+
+- **Dagster**: `bulk.run_backlog`, what `stage-e run` executes: the `micro_batch` job in process, batch after batch,
+  with its resources, gates, ledger, events and run records in Postgres storage (the embedded server).
+- **direct**: the same batch loop (`cards_needing_work`, same order and sizes) calling the stage runners the assets
+  wrap: ledger row opened, `run_stage_c` on slot-holding OCR workers, `run_stage_d`, `run_stage_e`.
+
+Passes alternate (direct, Dagster, then Dagster, direct, ...), so host load drift weighs on both paths alike. The
+overhead is Dagster's time over the direct time, from the summed times of all rounds at one batch size. Each pass is
+also split into the time inside the stage runners (Stage C and D, from the ledger's counters) and the rest; the
+rest's difference between the paths, per run, is Dagster's fixed cost per run, a steadier figure on a loaded host
+than the wall-clock difference, whose noise is mostly Stage C's. Prints a table and the load average; its last line
+reads `overhead at the default batch size <n>: <pct>%`. Asserts nothing.
+Usage: python bench/end_to_end.py [--cards N] [--sizes 25,100,250] [--rounds N] [--slots N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ["OMP_THREAD_LIMIT"] = "1"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=250)
+    parser.add_argument("--sizes", default="25,100,250")
+    parser.add_argument("--rounds", type=int, default=2, help="passes of each path per batch size")
+    parser.add_argument("--slots", type=int, default=1, help="OCR slots (workers per batch) on both paths")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    root = Path(tempfile.mkdtemp(prefix="se-e2e-", dir="/tmp"))
+    os.environ.update({"STAGE_E_HOME": str(root), "STAGE_E_OCR_MAX_SLOTS": str(args.slots),
+                       "STAGE_E_DATABASE_URL": "", "STAGE_E_DAGSTER_DATABASE_URL": ""})
+    os.environ.pop("DAGSTER_HOME", None)
+    from stage_e_dagster.db.server import EmbeddedPostgres
+    from stage_e_dagster.runtime import prepare_dagster_environment
+
+    try:
+        prepare_dagster_environment()
+        bench(root, args.cards, sizes, args.rounds)
+    finally:
+        EmbeddedPostgres(root / "pg").destroy()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def bench(root: Path, cards: int, sizes: list[int], rounds: int) -> None:
+    from dagster import DagsterInstance
+
+    from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
+    from stage_e_dagster.db.ingest import ingest_directory
+    from stage_e_dagster.db.migrate import upgrade
+    from stage_e_dagster.demo.generate import generate
+    from stage_e_dagster.settings import Settings
+
+    settings = Settings.from_env()
+    template = os.environ["STAGE_E_DATABASE_URL"]
+    print(f"generating and ingesting {cards} demo scans ...", flush=True)
+    generate(root / "demo", printings=400, cards=cards, seed=7, degraded_fraction=0.2, workers=2)
+    upgrade(template)
+    store_symbol_hashes(template, root / "demo" / "symbols", import_catalog(template, root / "demo" / "catalog.json"))
+    ingest_directory(template, root / "demo" / "scans", "bench")
+    _release(template)
+
+    times: dict[tuple[str, int], list[Pass]] = {}
+    loads: list[float] = [os.getloadavg()[0]]
+    with DagsterInstance.get() as instance:
+        # Warm both paths once (imports, the OCR forkserver, Dagster's first run) so no pass pays a one-off start.
+        for path in PATHS:
+            one_pass(path, instance, template, min(sizes), min(cards, min(sizes)), settings)
+        for size in sizes:
+            for round_ in range(rounds):
+                order = PATHS if round_ % 2 == 0 else tuple(reversed(PATHS))
+                for path in order:
+                    done = one_pass(path, instance, template, size, cards, settings)
+                    times.setdefault((path, size), []).append(done)
+                    loads.append(os.getloadavg()[0])
+                    print(f"  batch {size:4d}  {path:7s} {cards / done.wall:7.2f} cards/s  ({done.wall:.1f} s, "
+                          f"{done.wall - done.stages:.1f} s outside the stages, {done.runs} runs, "
+                          f"load {loads[-1]:.1f})", flush=True)
+    report(times, cards, sizes, loads, settings.batch_size)
+
+
+PATHS = ("direct", "dagster")
+
+
+@dataclass(frozen=True)
+class Pass:
+    wall: float  # seconds for the whole pass
+    stages: float  # of which inside run_stage_c and run_stage_d (the ledger's counters)
+    runs: int
+
+
+def one_pass(path: str, instance, template: str, size: int, cards: int, settings) -> Pass:
+    """Process `cards` cards in batches of `size` on a fresh clone of the template."""
+    from stage_e_dagster.bulk import run_backlog
+    from stage_e_dagster.db import ledger
+
+    url = _clone(template)
+    os.environ["STAGE_E_DATABASE_URL"] = url  # the job's `database` resource reads it at run start
+    try:
+        started = time.perf_counter()
+        if path == "dagster":
+            summary = run_backlog(instance, url, limit=cards, batch_size=size)
+            done = summary.statuses.get("completed", 0)
+            if done != summary.runs:
+                raise RuntimeError(f"Dagster pass did not complete every batch: {summary.line()}")
+        else:
+            direct_backlog(url, cards, size, settings)
+        wall = time.perf_counter() - started
+        rows = ledger.recent(url, 10_000)
+        stages = sum(float(r.counters.get("stage_c", {}).get("elapsed_seconds") or 0)
+                     + float(r.counters.get("stage_d", {}).get("elapsed_s") or 0) for r in rows)
+        return Pass(wall, stages, len(rows))
+    finally:
+        os.environ["STAGE_E_DATABASE_URL"] = template
+        _drop(url)
+
+
+def direct_backlog(url: str, limit: int, size: int, settings) -> None:
+    """`run_backlog`'s loop without Dagster: the same batches through the runners the three assets wrap."""
+    from stage_e_dagster.db import ledger
+    from stage_e_dagster.db.stream import cards_needing_work
+    from stage_e_dagster.host import process_owner
+    from stage_e_dagster.resources.database import AppDatabase
+    from stage_e_dagster.resources.ocr_engine import OcrSettings
+    from stage_e_dagster.resources.ocr_slots import OcrSlots
+    from stage_e_dagster.stages.stage_c import run_stage_c
+    from stage_e_dagster.stages.stage_d import run_stage_d
+    from stage_e_dagster.stages.stage_e import run_stage_e
+    from stage_e_dagster.workers.ocr_pool import PoolSettings
+
+    slots = OcrSlots.from_settings(settings, AppDatabase(database_url=url))
+    ocr = OcrSettings(engine=settings.ocr_engine)
+    taken, watermark = 0, None
+    while taken < limit:
+        cards = cards_needing_work(url, min(size, limit - taken), set(), after_id=watermark)
+        if not cards:
+            break
+        watermark = cards[-1].id
+        ids = [c.id for c in cards]
+        run_id = f"direct-{uuid.uuid4().hex}"
+        ledger.open_batch(url, run_id, "bulk", "bulk", ids, owner=process_owner())
+        pool = PoolSettings(workers=slots.local_workers, engine=ocr.engine, slots=slots.worker_config(),
+                            holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds)
+        counters = run_stage_c(url, ids, run_id, pool)
+        if counters.throttled:
+            raise RuntimeError("direct pass found no free OCR slot")
+        ledger.merge_counters(url, run_id, {"stage_c": counters.as_dict()})
+        ledger.merge_counters(url, run_id, {"stage_d": run_stage_d(url, ids, run_id, settings.consensus_policy)})
+        if not run_stage_e(url, run_id, ids).closed:
+            raise RuntimeError(f"direct batch {run_id} did not close")
+        taken += len(ids)
+
+
+def report(times: dict[tuple[str, int], list[Pass]], cards: int, sizes: list[int], loads: list[float],
+           default_size: int) -> None:
+    print(f"\n{cards} cards per pass, {len(times[('direct', sizes[0])])} passes per path and size; "
+          f"load average (1 min) {min(loads):.1f}-{max(loads):.1f} over the run, {os.cpu_count()} CPUs")
+    print(f"{'batch':>6s} {'direct c/s':>11s} {'Dagster c/s':>12s} {'ratio':>7s} {'overhead':>9s} "
+          f"{'fixed/run':>10s} {'fixed %':>8s}  passes (s) direct / Dagster")
+    overhead_at: dict[int, float] = {}
+    for size in sizes:
+        direct, dagster = times[("direct", size)], times[("dagster", size)]
+        wall_direct, wall_dagster = sum(p.wall for p in direct), sum(p.wall for p in dagster)
+        runs = sum(p.runs for p in dagster)
+        # Dagster's cost per run: the time outside the stage runners, Dagster path minus direct path.
+        fixed = (sum(p.wall - p.stages for p in dagster) - sum(p.wall - p.stages for p in direct)) / runs
+        overhead_at[size] = 100 * (wall_dagster - wall_direct) / wall_direct
+        fixed_pct = 100 * fixed * runs / wall_direct
+        print(f"{size:6d} {cards * len(direct) / wall_direct:11.2f} {cards * len(dagster) / wall_dagster:12.2f} "
+              f"{wall_dagster / wall_direct:7.3f} {overhead_at[size]:8.1f}% {fixed:9.2f}s {fixed_pct:7.1f}%  "
+              f"{' '.join(f'{p.wall:.1f}' for p in direct)} / {' '.join(f'{p.wall:.1f}' for p in dagster)}")
+    size = default_size if default_size in overhead_at else min(overhead_at, key=lambda s: abs(s - default_size))
+    print(f"overhead at the default batch size {size}: {overhead_at[size]:.1f}%")
+
+
+def _admin(url: str):
+    import psycopg2
+
+    from stage_e_dagster.db.urls import libpq_dsn
+
+    conn = psycopg2.connect(libpq_dsn(_with_db(url, "postgres")))
+    conn.autocommit = True
+    return conn
+
+
+def _with_db(url: str, name: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).set(database=name).render_as_string(hide_password=False)
+
+
+def _release(url: str) -> None:
+    """Close this process's pooled connections to `url` (a template must have no sessions to be cloned)."""
+    from stage_e_dagster.db.engine import get_engine
+
+    get_engine(url).dispose()
+
+
+def _clone(template: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    _release(template)
+    name = f"e2e_{uuid.uuid4().hex[:10]}"
+    conn = _admin(template)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f'CREATE DATABASE "{name}" TEMPLATE "{make_url(template).database}" STRATEGY FILE_COPY')
+    finally:
+        conn.close()
+    return _with_db(template, name)
+
+
+def _drop(url: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    _release(url)
+    conn = _admin(url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
+    finally:
+        conn.close()
+
+
+if __name__ == "__main__":
+    main()
