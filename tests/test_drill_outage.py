@@ -1,0 +1,17 @@
+"""Drill 4 (database outage) at a small size; `scripts/drills/outage` runs it bigger. See drills/outage.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from drills.outage import lock_kill
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_worker_whose_lock_session_is_killed_stops_ocr_and_its_cards_are_done_by_a_replacement(home):
+    figures: dict = {}
+    try:
+        lock_kill(home, cards=10, figures=figures)
+    finally:
+        print(figures)
