@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import os
 import re
 import threading
 import time
@@ -29,7 +30,8 @@ from typing import Any
 import psutil
 import psycopg2
 
-from drills.live import Home, wait_for
+from drills.live import Dev, Home, wait_for
+from stage_e_dagster.db.invariants import duplicate_votes
 from stage_e_dagster.db.slot_holders import list_slot_holders
 from stage_e_dagster.db.urls import libpq_dsn
 
@@ -56,6 +58,14 @@ def rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
             return cur.fetchall()
     finally:
         conn.close()
+
+
+def _scalar(home: Home, sql: str) -> Any:
+    """`home.scalar(sql)`, or None when the (loaded) server does not answer in time: a poll tries again."""
+    try:
+        return home.scalar(sql)
+    except psycopg2.OperationalError:
+        return None
 
 
 def _alive(pid: int) -> bool:
@@ -172,3 +182,136 @@ def lock_kill(home: Home, cards: int, figures: dict[str, Any]) -> None:
     assert not per_card, f"cards without exactly one evidence row: {per_card[:5]}"
     skipped = sum(counters["skipped"].values())
     assert not skipped, f"{skipped} cards skipped (the killed worker's cards must go back in line): {counters}"
+
+
+_TICKS = ("{ repositoriesOrError { ... on RepositoryConnection { nodes { schedules { name scheduleState {"
+          " ticks(limit: 50) { status timestamp } } } sensors { name sensorState { ticks(limit: 50)"
+          " { status timestamp } } } } } } }")
+_RUNS = ('{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status '
+         'startTime endTime } } } }')
+
+
+def _ticks_after(dev: Dev, since: float) -> dict[str, int]:
+    """Ticks (any status but FAILURE) of each sensor and schedule after `since` (epoch seconds)."""
+    data = dev.graphql(_TICKS) or {}
+    counts: dict[str, int] = {}
+    for repo in data.get("repositoriesOrError", {}).get("nodes", []):
+        for kind, state in (("schedules", "scheduleState"), ("sensors", "sensorState")):
+            for item in repo.get(kind, []):
+                ticks = (item.get(state) or {}).get("ticks") or []
+                counts[item["name"]] = sum(1 for t in ticks if t["timestamp"] > since and t["status"] != "FAILURE")
+    return counts
+
+
+def _run_processes(dev: Dev, run_ids: list[str]) -> dict[int, str]:
+    """The processes of these runs now (each run worker, as its log names it, and everything under it, such as
+    OCR workers): pid -> command line."""
+    text = Path(dev.log.name).read_text(errors="replace")
+    pids = [int(pid) for run in run_ids
+            for pid in re.findall(re.escape(run) + r" - \d+ - ENGINE_EVENT - Executing steps in process \(pid: (\d+)\)",
+                                  text)]
+    found = {}
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            for one in [proc, *proc.children(recursive=True)]:
+                found[one.pid] = " ".join(one.cmdline())[:160]
+        except psutil.Error:
+            continue
+    return found
+
+
+def postgres_restart(home: Home, cards: int, batch: int, figures: dict[str, Any], down_seconds: float = 20.0,
+                     end_bound_seconds: float = 180.0) -> None:
+    """Stop Postgres under `stage-e dev` with runs in flight, then start it again (see the module docstring)."""
+    seed(home, cards)
+    home.env.update({"STAGE_E_STREAMING": "on", "STAGE_E_BATCH_SIZE": str(batch), "STAGE_E_OCR_MAX_SLOTS": "1",
+                     "STAGE_E_STREAM_INTERVAL_SECONDS": "5", "STAGE_E_SWEEP_CRON": "* * * * *",
+                     "STAGE_E_HOST_LOAD_CEILING": "100", "STAGE_E_RECLAIM_AFTER_SECONDS": "30"})
+    dev = Dev(home)
+    try:
+        dev.wait_ready()
+        wait_for(lambda: (_scalar(home, "SELECT count(*) FROM image_evidence") or 0) >= 1
+                 and (_scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") or 0) >= 1,
+                 300, "a batch in flight with evidence stored", every=dev.record)
+        dev.record()
+        in_flight = [r[0] for r in rows(home.url, "SELECT run_id FROM dispatch_ledger WHERE status = 'running'")]
+        running = _run_processes(dev, in_flight)
+        figures["runs_in_flight"] = len(in_flight)
+        figures["evidence_at_stop"] = home.scalar("SELECT count(*) FROM image_evidence")
+        home.server.stop()
+        stopped = time.monotonic()
+        while time.monotonic() - stopped < end_bound_seconds and any(_alive(pid) for pid in running):
+            dev.record()
+            time.sleep(0.5)
+        ended = time.monotonic() - stopped
+        figures["runs_end_s"] = round(ended, 1)
+        left = [line for pid, line in running.items() if _alive(pid)]
+        figures["run_processes"] = len(running)
+        assert running, "found no process of the runs in flight"
+        assert not left, f"run processes still alive {end_bound_seconds:.0f} s after Postgres stopped: {left}"
+        time.sleep(down_seconds)
+        assert dev.proc.poll() is None, "stage-e dev itself died while Postgres was down"
+        home.server.start()
+        restarted = time.monotonic()
+        back = time.time()
+        wait_for(lambda: _scalar(home, "SELECT count(*) FROM card_work") == 0
+                 and _scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0,
+                 600, "every card processed after Postgres came back", every=dev.record)
+        figures["recover_s"] = round(time.monotonic() - restarted, 1)
+        wait_for(lambda: all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED")
+                             for r in (dev.graphql(_RUNS) or {"runsOrError": {"results": [{"status": "?"}]}})
+                             ["runsOrError"]["results"]), 180, "Dagster to end every run", every=dev.record)
+        runs = {r["runId"]: r["status"] for r in dev.graphql(_RUNS)["runsOrError"]["results"]}
+        ticks = wait_for(lambda: (t := _ticks_after(dev, back)).get("card_stream") and t.get("backstop_sweep") and t,
+                         120, "the stream sensor and the sweep schedule to tick again", every=dev.record)
+        figures["ticks_after"] = {k: v for k, v in ticks.items() if k in ("card_stream", "backstop_sweep")}
+    finally:
+        dev.stop()
+    url = home.url
+    ledger = {run: (status, reason or "") for run, status, reason in
+              rows(url, "SELECT run_id, status, failure_reason FROM dispatch_ledger")}
+    figures["ledger_failed"] = sum(1 for run in in_flight if ledger[run][0] == "failed")
+    for run in in_flight:  # recorded once the database was back, with a reason, and Dagster ended the run
+        assert ledger[run][0] == "failed" and ledger[run][1].strip(), (run, ledger[run])
+        assert runs.get(run) == "FAILURE", f"run {run} is {runs.get(run)} in Dagster"
+    figures["reasons"] = sorted({ledger[run][1].splitlines()[0][:80] for run in in_flight})
+    later = [run for run, (status, _) in ledger.items() if run not in in_flight and status == "completed"]
+    figures["runs_after"] = len(later)
+    assert later, "no batch completed after Postgres came back"
+    assert ticks.get("card_stream", 0) > 0 and ticks.get("backstop_sweep", 0) > 0, f"ticks after restart {ticks}"
+    per_card = rows(url, "SELECT c.id, count(e.id) FROM card c LEFT JOIN image_evidence e ON e.card_id = c.id "
+                         "GROUP BY c.id HAVING count(e.id) <> 1")
+    assert not per_card, f"cards without exactly one evidence row: {per_card[:5]}"
+    assert duplicate_votes(url).count == 0, duplicate_votes(url).sample
+    # No partial vote group: every calculator voted or abstained on every card (nothing left in the work queue).
+    assert rows(url, "SELECT count(*) FROM card_work")[0][0] == 0
+    assert rows(url, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'")[0][0] == 0
+
+
+def drill(figures: dict[str, Any], lock_cards: int, cards: int, batch: int) -> None:
+    """Both parts, each on a Home of its own; figures of the second part are prefixed `pg_`."""
+    import shutil
+
+    for part in ("lock", "pg"):
+        home = Home()
+        found: dict[str, Any] = {}
+        try:
+            if part == "lock":
+                lock_kill(home, lock_cards, found)
+            else:
+                postgres_restart(home, cards, batch, found)
+        finally:
+            figures.update({f"{part}_{key}": value for key, value in found.items()})
+            home.server.destroy()
+            shutil.rmtree(home.root, ignore_errors=True)
+    figures["host_load_1m"] = round(os.getloadavg()[0], 1)
+
+
+if __name__ == "__main__":
+    import sys
+
+    from drills import outage, verdict  # the module itself, so spawned batch processes find `_batch` by name
+
+    sizes = [int(arg) for arg in sys.argv[1:4]] + [30, 24, 6][len(sys.argv[1:4]):]
+    verdict.main("outage", lambda figures: outage.drill(figures, *sizes))
