@@ -65,7 +65,29 @@ def reclaim_dead_batches(instance: DagsterInstance | None, url: str, max_age_sec
         ended = [r.dagster_run.run_id for r in records if r.end_time is not None and r.end_time < cutoff]
     if not alive:
         return []
-    return ledger.reap(url, max_age_seconds, ended)
+    reaped = ledger.reap(url, max_age_seconds, ended)
+    if instance is not None and reaped:
+        fail_stranded_runs(instance, reaped)
+    return reaped
+
+
+def fail_stranded_runs(instance: DagsterInstance, reaped: list[LedgerRow]) -> None:
+    """Mark failed, in Dagster, the runs of reclaimed batches that it still calls started: their process died
+    where Dagster could not record it (it lost the database, or ran in-process and was killed). Left `STARTED`
+    they would hold their places under the run queue's concurrency limits until `max_runtime_seconds`, so the
+    reclaimed cards' new runs would wait behind them. The failure carries the ledger's reason, which the
+    run-failure sensor then records unchanged."""
+    from dagster._core.events import JobFailureData
+    from dagster._utils.error import SerializableErrorInfo
+
+    reasons = {row.run_id: row.failure_reason or "batch reclaimed" for row in reaped}
+    stranded = instance.get_run_records(RunsFilter(run_ids=list(reasons), statuses=[
+        DagsterRunStatus.STARTED, DagsterRunStatus.STARTING]))
+    for record in stranded:
+        reason = reasons[record.dagster_run.run_id]
+        error = SerializableErrorInfo(reason, [], "BatchReclaimed")
+        instance.report_run_failed(record.dagster_run, message=f"stage-e reclaimed this run's batch: {reason}",
+                                   job_failure_data=JobFailureData(error=error, failure_reason=None))
 
 
 def queued_runs(instance: DagsterInstance) -> int:
