@@ -227,7 +227,7 @@ def postgres_restart(home: Home, cards: int, batch: int, figures: dict[str, Any]
     seed(home, cards)
     home.env.update({"STAGE_E_STREAMING": "on", "STAGE_E_BATCH_SIZE": str(batch), "STAGE_E_OCR_MAX_SLOTS": "1",
                      "STAGE_E_STREAM_INTERVAL_SECONDS": "5", "STAGE_E_SWEEP_CRON": "* * * * *",
-                     "STAGE_E_HOST_LOAD_CEILING": "100", "STAGE_E_RECLAIM_AFTER_SECONDS": "30"})
+                     "STAGE_E_HOST_LOAD_CEILING": "100", "STAGE_E_RECLAIM_AFTER_SECONDS": "45"})
     dev = Dev(home)
     try:
         dev.wait_ready()
