@@ -98,12 +98,16 @@ class _Sampler(threading.Thread):
         self.samples: list[tuple[float, set[int]]] = []  # (time, alive workers that held a slot)
 
     def run(self) -> None:
+        me = os.getpid()  # the rival holds its slot from this process, which lives on after it lets go
         while not self.stopping.is_set():
+            holding = set()
             for holder in list_slot_holders(self.url):
                 if match := WORKER_PID.search(holder.application_name or ""):
+                    holding.add(int(match.group(1)))
                     self.held_by.setdefault(int(match.group(1)), holder.application_name or "")
                     self.backend_of.setdefault(int(match.group(1)), holder.pid)
-            self.samples.append((time.monotonic(), {pid for pid in self.held_by if _alive(pid)}))
+            alive = {pid for pid in self.held_by if (pid in holding if pid == me else _alive(pid))}
+            self.samples.append((time.monotonic(), alive))
             time.sleep(SAMPLE_SECONDS)
 
     def holders(self, prefix: str) -> list[int]:
@@ -137,8 +141,10 @@ def lock_kill(home: Home, cards: int, figures: dict[str, Any]) -> None:
     done = "SELECT count(*) FROM image_evidence"
     try:
         batch.start()
-        wait_for(lambda: len([p for p in sampler.holders("drill-a") if _alive(p)]) == SLOTS, 120,
-                 "the batch to hold both slots")
+        wait_for(lambda: len([p for p in sampler.holders("drill-a") if _alive(p)]) == SLOTS
+                 or not batch.is_alive(), 120, "the batch to hold both slots")
+        assert batch.is_alive(), (f"the batch ended (exit code {batch.exitcode}, {rows(url, done)[0][0]} cards "
+                                  f"evidenced) before its workers held both slots")
         rival.start()  # it waits for a slot
         deadline = time.monotonic() + 180
         while rows(url, done)[0][0] < 1 and time.monotonic() < deadline:  # kill early: the batch must have work left
@@ -166,7 +172,8 @@ def lock_kill(home: Home, cards: int, figures: dict[str, Any]) -> None:
             batch.kill()
         sampler.stopping.set()
         sampler.join(timeout=10)
-        rival.join(timeout=10)
+        if rival.ident is not None:
+            rival.join(timeout=10)
     assert batch.exitcode == 0, f"batch exit code {batch.exitcode}"
     counters = json.loads(out.read_text())
     figures["extracted"] = counters["extracted"]
