@@ -9,6 +9,7 @@ session of a vanished host within about 25 s.
 
 from __future__ import annotations
 
+import select
 from typing import Any
 
 import psycopg2
@@ -67,3 +68,20 @@ def unlock(conn: LockConnection, key: Key) -> bool:
         cur.execute("SELECT pg_advisory_unlock(%s, %s)", key)
         row = cur.fetchone()
     return bool(row and row[0])
+
+
+def session_lost(conn: LockConnection) -> bool:
+    """Whether the server ended this lock session (backend terminated, server stopped or restarted, client host
+    timed out), which released every lock it held. Free while the session is quiet: only when the server has sent
+    something does it confirm with a round trip."""
+    if conn.closed:
+        return True
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        if not readable:
+            return False
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1")
+    except (psycopg2.Error, OSError, ValueError):
+        return True
+    return bool(conn.closed)

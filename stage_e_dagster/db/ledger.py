@@ -181,6 +181,16 @@ def closed_run_ids(url: str, run_ids: Collection[str]) -> set[str]:
         return set(rows.scalars())
 
 
+def unknown_run_ids(url: str, run_ids: Collection[str]) -> set[str]:
+    """Which of `run_ids` have no ledger row at all (their batch never opened one)."""
+    if not run_ids:
+        return set()
+    with get_engine(url).connect() as conn:
+        rows = conn.execute(text("SELECT run_id FROM dispatch_ledger WHERE run_id = ANY(CAST(:ids AS text[]))"),
+                            {"ids": text_array(sorted(run_ids))})
+        return set(run_ids) - set(rows.scalars())
+
+
 def running(url: str) -> list[LedgerRow]:
     """Rows that say `running`, oldest first."""
     with get_engine(url).connect() as conn:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 import os
 import random
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -29,6 +30,7 @@ from stage_e_dagster.db.advisory_locks import (
     LockUrlError,
     lock_connection_params,
     open_lock_connection,
+    session_lost,
     try_lock,
     unlock,
 )
@@ -42,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 APPLICATION_PREFIX = "stage-e-ocr"
 POLL_SECONDS = 0.1  # mean pause between tries while waiting; each pause is jittered +-50%
+LOST_CHECK_SECONDS = 0.2  # how often a held slot's lock session is checked when the holder asked to hear of its loss
 class OcrSlots(ConfigurableResource):
     """The OCR slot cap: `with slots.acquire() as held:` and do OCR only when `held` is non-empty.
 
@@ -112,11 +115,17 @@ class OcrSlots(ConfigurableResource):
         return cls(database=AppDatabase(database_url=fields.pop("database_url")), **fields)
 
     @contextmanager
-    def acquire(self, wanted: int = 1, holder: str | None = None) -> Iterator[list[int]]:
+    def acquire(self, wanted: int = 1, holder: str | None = None,
+                on_lost: Callable[[], None] | None = None) -> Iterator[list[int]]:
         """Hold up to `wanted` slots for the body; yields their indexes, or [] when none is free or on error.
 
         `holder` names the worker in `application_name` (pass the Dagster run id; default: this pid). Slots are
         unlocked and the connection closed when the body ends, whether or not it raised.
+
+        The server frees the slots whenever the lock session ends (`pg_terminate_backend`, a Postgres restart),
+        and another worker may take them at once. With `on_lost`, a watcher thread checks the session every
+        `LOST_CHECK_SECONDS` while the body runs and calls `on_lost()` (from that thread, once) when it has ended:
+        the holder must stop its OCR then, as it holds no slot any more.
         """
         if wanted < 1:
             raise ValueError(f"wanted must be at least 1, got {wanted}")
@@ -135,7 +144,12 @@ class OcrSlots(ConfigurableResource):
                 self._release(conn, keys, held)
             if not held:
                 logger.debug("no OCR slot free (%d in %s scope)", count, self.scope)
-            yield list(held)
+            watching = _LossWatcher(conn, held, on_lost) if held and on_lost else None
+            try:
+                yield list(held)
+            finally:
+                if watching:
+                    watching.stop()
         finally:
             try:
                 self._release(conn, keys, held)
@@ -190,6 +204,28 @@ class OcrSlots(ConfigurableResource):
                 held, _first_line(err),
             )
             held.clear()
+
+
+class _LossWatcher(threading.Thread):
+    """Calls `on_lost()` once if the lock session holding `held` ends before `stop()`."""
+
+    def __init__(self, conn: LockConnection, held: list[int], on_lost: Callable[[], None]) -> None:
+        super().__init__(daemon=True, name="ocr-slot-watcher")
+        self.conn, self.held, self.on_lost = conn, list(held), on_lost
+        self.stopping = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self.stopping.wait(LOST_CHECK_SECONDS):
+            if session_lost(self.conn):
+                logger.warning("lost the OCR slot connection: slots %s are free to others; stopping OCR", self.held)
+                self.on_lost()
+                return
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self is not threading.current_thread():
+            self.join()
 
 
 def _first_line(err: BaseException) -> str:

@@ -58,6 +58,8 @@ def reclaim_dead_batches(instance: DagsterInstance | None, url: str, max_age_sec
     """Close as `failed` the `running` ledger rows whose batch died: no heartbeat for `max_age_seconds`, or (with
     an instance) a Dagster run that ended. Their unfinished cards are offered again after their retry wait."""
     ended: list[str] = []
+    if instance is not None:
+        fail_unopened_runs(instance, url, max_age_seconds)
     alive = ledger.running(url)
     if instance is not None and alive:
         records = instance.get_run_records(RunsFilter(run_ids=[row.run_id for row in alive], statuses=ENDED_STATUSES))
@@ -65,7 +67,48 @@ def reclaim_dead_batches(instance: DagsterInstance | None, url: str, max_age_sec
         ended = [r.dagster_run.run_id for r in records if r.end_time is not None and r.end_time < cutoff]
     if not alive:
         return []
-    return ledger.reap(url, max_age_seconds, ended)
+    reaped = ledger.reap(url, max_age_seconds, ended)
+    if instance is not None and reaped:
+        fail_stranded_runs(instance, reaped)
+    return reaped
+
+
+def fail_unopened_runs(instance: DagsterInstance, url: str, max_age_seconds: float) -> None:
+    """Fail the `micro_batch` runs that Dagster has called started for over `max_age_seconds` and that never
+    opened their ledger row: their process died before (it lost the database, or was killed), so no heartbeat or
+    ledger row will ever show it. The run-failure sensor then writes their row `failed` and offers their cards
+    again; left alone, Dagster would hold those cards as busy until `max_runtime_seconds`."""
+    cutoff = time.time() - max_age_seconds
+    records = instance.get_run_records(RunsFilter(job_name=MICRO_BATCH, statuses=[DagsterRunStatus.STARTED]),
+                                       limit=200)
+    old = {r.dagster_run.run_id: r for r in records if r.start_time is not None and r.start_time < cutoff}
+    for run_id in ledger.unknown_run_ids(url, old):
+        _report_failed(instance, old[run_id].dagster_run,
+                       f"abandoned: started over {max_age_seconds:g} s ago and never opened its ledger row (its "
+                       "process died: killed run, lost database or host)")
+
+
+def _report_failed(instance: DagsterInstance, run, reason: str) -> None:
+    """Mark `run` failed in Dagster with `reason` as its error, which the run-failure sensor records unchanged."""
+    from dagster._core.events import JobFailureData
+    from dagster._utils.error import SerializableErrorInfo
+
+    error = SerializableErrorInfo(reason, [], "BatchReclaimed")
+    instance.report_run_failed(run, message=f"stage-e reclaimed this run's batch: {reason}",
+                               job_failure_data=JobFailureData(error=error, failure_reason=None))
+
+
+def fail_stranded_runs(instance: DagsterInstance, reaped: list[LedgerRow]) -> None:
+    """Mark failed, in Dagster, the runs of reclaimed batches that it still calls started: their process died
+    where Dagster could not record it (it lost the database, or ran in-process and was killed). Left `STARTED`
+    they would hold their places under the run queue's concurrency limits until `max_runtime_seconds`, so the
+    reclaimed cards' new runs would wait behind them. The failure carries the ledger's reason, which the
+    run-failure sensor then records unchanged."""
+    reasons = {row.run_id: row.failure_reason or "batch reclaimed" for row in reaped}
+    stranded = instance.get_run_records(RunsFilter(run_ids=list(reasons), statuses=[
+        DagsterRunStatus.STARTED, DagsterRunStatus.STARTING]))
+    for record in stranded:
+        _report_failed(instance, record.dagster_run, reasons[record.dagster_run.run_id])
 
 
 def queued_runs(instance: DagsterInstance) -> int:

@@ -4,7 +4,9 @@ Workers are forked from a clean forkserver that preloads the worker module, whic
 a threaded parent. Each worker has its own task queue, so the parent knows which card a worker was on when it
 died or hung: that card is recorded as a named skip (`worker-crashed`, `extraction-timeout`) so one poisonous
 image cannot fail every batch it lands in, the worker's other cards go back in line, and a replacement worker
-(which must take a slot of its own) carries on, up to `max_replacements` per batch.
+(which must take a slot of its own) carries on, up to `max_replacements` per batch. A worker that exits because
+its lock session ended (`EXIT_SLOT_LOST`) did nothing wrong: every card it held goes back in line and a
+replacement, which must take a slot again, is started outside that limit.
 
 Inside `keep_workers()` (a bulk run wraps its batches in it) a batch's idle workers are not stopped at its end:
 the next batch in this process reuses them, still holding their slots and their loaded OCR model, so a run of
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.runtime import limit_ocr_threads
-from stage_e_dagster.workers.ocr_worker import PoolSettings, Task, TaskResult, worker_main
+from stage_e_dagster.workers.ocr_worker import EXIT_SLOT_LOST, PoolSettings, Task, TaskResult, worker_main
 
 POLL_SECONDS = 0.25
 
@@ -43,6 +45,7 @@ class PoolOutcome:
     slots_held: list[int] = field(default_factory=list)
     refused: int = 0
     replaced: int = 0
+    slots_lost: int = 0  # workers that stopped because their lock session ended; each one replaced
     unprocessed: list[Task] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -79,6 +82,7 @@ class _Worker:
         self.stopped = False
         self.slot: int | None = None  # the slot it holds, once ready
         self.gone = False  # given up by its pool: whatever it still sends is ignored
+        self.slot_lost = False  # it exited with EXIT_SLOT_LOST and was dealt with
         self.proc = ctx.Process(target=worker_main, args=(index, settings, catalog, os.getpid(), self.tasks, result_q),
                                 daemon=True, name=f"ocr-worker-{index}")
         self.proc.start()
@@ -331,6 +335,9 @@ class _Pool:
             if hung:
                 worker.kill()
             worker.answered = True
+            if not hung and worker.proc.exitcode == EXIT_SLOT_LOST:
+                self.replace_slot_lost(worker)
+                continue
             if not worker.in_flight:
                 continue
             suspect, *rest = worker.in_flight.values()
@@ -345,6 +352,17 @@ class _Pool:
             else:
                 self.outcome.errors.append(f"OCR workers kept dying ({reason} on card {suspect.card_id}); "
                                            f"gave up after {self.outcome.replaced} replacements")
+
+    def replace_slot_lost(self, worker: _Worker) -> None:
+        """Its lock session ended and it stopped OCR: its cards go back in line, first, for a replacement."""
+        if worker.slot_lost:
+            return
+        worker.slot_lost = True
+        self.outcome.slots_lost += 1
+        self.pending.extendleft(reversed(list(worker.in_flight.values())))
+        worker.in_flight.clear()
+        if self.pending:
+            self.spawn()
 
     def pids(self) -> list[int]:
         return [w.proc.pid for w in self.workers if w.proc.pid is not None and w.alive()]

@@ -1,8 +1,9 @@
 """One OCR worker process: it takes its own OCR slot, then extracts evidence for the cards it is sent.
 
-Without a slot it exits at once, so the cap holds whatever starts workers. It dies with its owner: the kernel
-sends SIGKILL when the parent (the forkserver) dies (PR_SET_PDEATHSIG), and a watchdog thread exits the moment the
-owning step process ends (a pidfd), so a killed run leaves no orphaned OCR process holding a slot.
+Without a slot it exits at once, so the cap holds whatever starts workers; when its lock session ends while it
+works (the server then gives the slot to others) it exits at once with `EXIT_SLOT_LOST`. It dies with its owner:
+the kernel sends SIGKILL when the parent (the forkserver) dies (PR_SET_PDEATHSIG), and a watchdog thread exits the
+moment the owning step process ends (a pidfd), so a killed run leaves no orphaned OCR process holding a slot.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import multiprocessing as mp
 
 PR_SET_PDEATHSIG = 1
+EXIT_SLOT_LOST = 75  # the worker's lock session ended, freeing its slot to others: it stopped OCR at once
 
 
 @dataclass(frozen=True)
@@ -120,13 +122,20 @@ def process_task(task: Task, engine: Any, catalog: ReadCatalog, executor: Execut
     return TaskResult(task.card_id, task.content_sha256, outcome, time.perf_counter() - started)
 
 
+def _exit_slot_lost(results: mp.Queue) -> None:
+    """Stop OCR now: flush the results already sent (the parent requeues the cards in flight) and exit."""
+    results.close()
+    results.join_thread()
+    os._exit(EXIT_SLOT_LOST)
+
+
 def worker_main(index: int, settings: PoolSettings, catalog: ReadCatalog, owner_pid: int,
                  tasks: mp.Queue, results: mp.Queue) -> None:
     _die_with(owner_pid)
     from stage_e_dagster.resources.ocr_slots import OcrSlots
 
     slots = OcrSlots.from_worker_config(settings.slots)
-    with slots.acquire(1, holder=f"{settings.holder} w{index}") as held:
+    with slots.acquire(1, holder=f"{settings.holder} w{index}", on_lost=lambda: _exit_slot_lost(results)) as held:
         if not held:
             results.put(("no-slot", index, None))
             return
