@@ -1,8 +1,10 @@
 """The soak drill at a small size under a live `stage-e dev` (drills/soak.py says what it proves): cards arriving
-in waves through a watched source, a trip forced midway and acknowledged; every card processed by exactly one
-completed batch, the ledger agreeing with Dagster, nothing left behind, nothing growing from wave to wave.
+in waves through a watched source; every card processed by exactly one completed batch, the ledger agreeing with
+Dagster, nothing left behind, nothing growing from wave to wave.
 
-The drill raises the host-load bar (the envelope is tests/test_live_trip.py's subject), so a busy host cannot trip it.
+At this size the drill skips its forced trip (one `stage-e dev` start instead of three, to keep `make test` within
+its budget): tests/test_live_trip.py proves the trip and its acknowledgement live, and `scripts/drills/soak` runs
+the whole drill. The host-load bar is raised (the envelope is not the subject), so a busy host cannot trip it.
 """
 
 import pytest
@@ -14,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 def test_soak_small():
     figures: dict = {}
-    soak.run(figures, cards=12, batch=4, waves=2, wave_timeout=300)
+    soak.run(figures, cards=12, batch=4, waves=2, wave_timeout=300, forced_trip=False)
     print(verdict.line("soak", None, figures))  # the figures, shown with -s
-    assert figures["cards"] == 12 and figures["trips"] >= 1 and figures["quiet_points"] == 2
-    assert figures["completed"] >= 4 and figures["voted"] + figures["review"] >= 12
+    assert figures["cards"] == 12 and figures["quiet_points"] == 2
+    assert figures["completed"] >= 3 and figures["halted"] == 0 and figures["voted"] + figures["review"] >= 12
