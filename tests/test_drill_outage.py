@@ -1,10 +1,16 @@
-"""Drill 4 (database outage) at a small size; `scripts/drills/outage` runs it bigger. See drills/outage.py."""
+"""Drill 4 (database outage) at a small size; `scripts/drills/outage` runs it bigger. See drills/outage.py.
+
+In `make test` the drill kills a working OCR worker's lock session. Its other half, Postgres stopped under a live
+`stage-e dev` with runs in flight, takes about two minutes at any size (the runs' own storage retries bound it), so
+it runs in `scripts/drills/outage` only; tests/test_outage.py proves the same promise in the suite for a
+`stage-e run` cut off by a Postgres stop.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from drills.outage import lock_kill, postgres_restart
+from drills.outage import lock_kill
 
 pytestmark = pytest.mark.slow
 
@@ -13,13 +19,5 @@ def test_a_worker_whose_lock_session_is_killed_stops_ocr_and_its_cards_are_done_
     figures: dict = {}
     try:
         lock_kill(home, cards=40, figures=figures)
-    finally:
-        print(figures)
-
-
-def test_postgres_stopped_under_live_runs_ends_them_and_every_card_is_processed_once_it_is_back(home):
-    figures: dict = {}
-    try:
-        postgres_restart(home, cards=6, batch=3, figures=figures)
     finally:
         print(figures)

@@ -12,15 +12,12 @@ from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashe
 from stage_e_dagster.db.engine import session_scope
 from stage_e_dagster.db.ingest import ingest_directory
 from stage_e_dagster.db.models import Card, CardPrintingTag, CardScanLog, ImageEvidence, Printing
+from stage_e_dagster.demo import render, symbols
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID
+from stage_e_dagster.domain.evidence import extract, ocr
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.stages.stage_d import run_stage_d
-
-extract = pytest.importorskip("stage_e_dagster.domain.evidence.extract")
-render = pytest.importorskip("stage_e_dagster.demo.render")
-symbols = pytest.importorskip("stage_e_dagster.demo.symbols")
-ocr = pytest.importorskip("stage_e_dagster.domain.evidence.ocr")
 
 pytestmark = pytest.mark.slow
 SCANS = 60
