@@ -1,8 +1,9 @@
 """Test fixtures: a real Postgres for every database test, never a mock.
 
 Resolution order (DESIGN.md): `STAGE_E_TEST_DATABASE_URL`; a testcontainers Postgres when a Docker daemon answers;
-otherwise an embedded server started for this test session in a short temp dir. Each test gets its own database
-cloned from a migrated template, so tests are isolated and cheap.
+otherwise an embedded server started for this test session in a short temp dir, with a guardian process that stops it
+even when pytest is SIGKILLed. Child processes a test leaves behind are killed after it (a warning names them).
+Each test gets its own database cloned from a migrated template, so tests are isolated and cheap.
 """
 
 from __future__ import annotations
@@ -100,9 +101,12 @@ def reap_leftover_children() -> Iterator[None]:
     for proc in leftovers:
         try:
             described.append(f"{proc.pid} {' '.join(proc.cmdline())[:120]}")
+        except psutil.Error:
+            described.append(f"{proc.pid} (ended)")
+        try:
             proc.kill()
         except psutil.Error:
-            described.append(f"{proc.pid} (gone)")
+            pass
     psutil.wait_procs(leftovers, timeout=10)
     warnings.warn(f"killed {len(leftovers)} leftover child process(es): {'; '.join(described)}", stacklevel=1)
 

