@@ -26,6 +26,7 @@ from typing import Any
 
 import psutil
 
+from drills.daemon_kit import rows as _rows
 from drills.live import STAGE_E, Dev, Home, wait_for
 from stage_e_dagster.host import cpus, default_load_ceiling, default_load_target
 
@@ -203,16 +204,3 @@ def _trip(home: Home) -> list[tuple]:
 def _column(home: Home, sql: str) -> list[Any]:
     return [row[0] for row in _rows(home, sql)]
 
-
-def _rows(home: Home, sql: str) -> list[tuple]:
-    import psycopg2
-
-    from stage_e_dagster.db.urls import libpq_dsn
-
-    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(sql)
-            return cur.fetchall()
-    finally:
-        conn.close()

@@ -30,6 +30,7 @@ from typing import Any
 import psutil
 import psycopg2
 
+from drills.daemon_kit import prepare_cards
 from drills.live import Dev, Home, wait_for
 from stage_e_dagster.db.invariants import duplicate_votes
 from stage_e_dagster.db.slot_holders import list_slot_holders
@@ -43,11 +44,7 @@ STOP_BOUND_SECONDS = 30.0  # the killed worker must be gone by then, and before 
 
 def seed(home: Home, cards: int, printings: int = 60) -> None:
     """A demo catalogue and `cards` rendered scans, imported and ingested through the `stage-e` commands."""
-    data = home.root / "demo"
-    home.stage_e("demo", "generate", "--printings", str(printings), "--cards", str(cards), "--out", str(data),
-                 "--degraded-fraction", "0", "--workers", "1")
-    home.stage_e("catalog", "import", str(data / "catalog.json"), "--symbols", str(data / "symbols"))
-    home.stage_e("ingest", str(data / "scans"), "--source", "demo")
+    prepare_cards(home, cards, printings)
 
 
 def rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:

@@ -34,13 +34,12 @@ import time
 from typing import Any
 
 import psutil
-import psycopg2
 from sqlalchemy import NullPool, create_engine
 
 from drills import verdict
+from drills.daemon_kit import rows, scalar
 from drills.live import Dev, Home, wait_for
 from stage_e_dagster.db.review import review_queue
-from stage_e_dagster.db.urls import libpq_dsn
 from stage_e_dagster.demo.feed import copy_into, pending
 
 _RUNS = '{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status } } } }'
@@ -54,23 +53,6 @@ CONNECTION_SLACK = 3
 SETTLE_SECONDS = 30
 """How long a quiet point's figures may take to come back down to the first quiet point's."""
 
-
-CONNECT_TIMEOUT = 60
-"""Seconds the drill's own queries wait for a connection: on an overloaded host a local connect can take over 5 s."""
-
-
-def rows(home: Home, sql: str) -> list[tuple]:
-    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=CONNECT_TIMEOUT)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(sql)
-            return cur.fetchall()
-    finally:
-        conn.close()
-
-
-def scalar(home: Home, sql: str) -> Any:
-    return rows(home, sql)[0][0]
 
 
 def tree(dev: Dev) -> list[psutil.Process]:

@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from drills.daemon_kit import rows as _rows
 from drills.live import STAGE_E, wait_for
 
 pytestmark = pytest.mark.slow
@@ -91,16 +92,3 @@ def test_a_bulk_run_killed_mid_batch_is_reclaimed_and_its_cards_are_processed_by
                        "GROUP BY 1, 2, 3 HAVING count(*) > 1) d") == 0
     assert len(samples) >= 4, samples
 
-
-def _rows(home, sql: str) -> list[tuple]:
-    import psycopg2
-
-    from stage_e_dagster.db.urls import libpq_dsn
-
-    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(sql)
-            return cur.fetchall()
-    finally:
-        conn.close()

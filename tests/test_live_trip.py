@@ -17,6 +17,7 @@ import datetime as dt
 
 import pytest
 
+from drills.daemon_kit import rows as _rows
 from drills.live import wait_for
 
 pytestmark = pytest.mark.slow
@@ -25,19 +26,6 @@ CARDS, BATCH = 20, 5
 _RUNS = ('{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status '
          'startTime } } } }')
 
-
-def _rows(home, sql: str) -> list[tuple]:
-    import psycopg2
-
-    from stage_e_dagster.db.urls import libpq_dsn
-
-    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(sql)
-            return cur.fetchall()
-    finally:
-        conn.close()
 
 
 def test_an_open_trip_halts_every_later_run_and_the_ack_brings_the_cards_back(home, dev):
