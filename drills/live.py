@@ -36,14 +36,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for(check: Callable[[], Any], timeout: float, what: str, every: Callable[[], None] = lambda: None) -> Any:
+def wait_for(check: Callable[[], Any], timeout: float, what: str, every: Callable[[], None] = lambda: None,
+             poll: float = 1.0) -> Any:
+    """`check()`'s first truthy value, asked every `poll` seconds (calling `every()` before each ask); AssertionError
+    after `timeout` seconds. A check that races a fast pipeline needs a short `poll`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         every()
         value = check()
         if value:
             return value
-        time.sleep(1)
+        time.sleep(poll)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 

@@ -139,7 +139,7 @@ def lock_kill(home: Home, cards: int, figures: dict[str, Any]) -> None:
     try:
         batch.start()
         wait_for(lambda: len([p for p in sampler.holders("drill-a") if _alive(p)]) == SLOTS
-                 or not batch.is_alive(), 120, "the batch to hold both slots")
+                 or not batch.is_alive(), 120, "the batch to hold both slots", poll=SAMPLE_SECONDS)
         assert batch.is_alive(), (f"the batch ended (exit code {batch.exitcode}, {rows(url, done)[0][0]} cards "
                                   f"evidenced) before its workers held both slots")
         rival.start()  # it waits for a slot

@@ -23,7 +23,9 @@ from drills.live import STAGE_E, wait_for
 
 pytestmark = pytest.mark.slow
 
-CARDS, BATCH = 60, 30
+CARDS, BATCH = 120, 60
+"""One OCR slot and a 60-card batch: about two seconds of Stage C on a quiet fast host, so a poll every 50 ms kills the
+run mid-batch."""
 UNFINISHED = "SELECT count(*) FROM card c WHERE NOT EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id)"
 
 
@@ -46,7 +48,8 @@ def test_a_bulk_run_killed_mid_batch_is_reclaimed_and_its_cards_are_processed_by
                  "--degraded-fraction", "0", "--workers", "1")
     home.stage_e("catalog", "import", str(data / "catalog.json"), "--symbols", str(data / "symbols"))
     home.stage_e("ingest", str(data / "scans"), "--source", "demo")
-    home.env.update({"STAGE_E_RECLAIM_AFTER_SECONDS": "10", "STAGE_E_HOST_LOAD_CEILING": "100"})
+    home.env.update({"STAGE_E_RECLAIM_AFTER_SECONDS": "10", "STAGE_E_HOST_LOAD_CEILING": "100",
+                     "STAGE_E_OCR_MAX_SLOTS": "1"})
     samples: list[dict] = []
 
     run = subprocess.Popen([STAGE_E, "run", "--mode", "bulk", "--batch-size", str(BATCH)], env=home.env,
@@ -54,7 +57,7 @@ def test_a_bulk_run_killed_mid_batch_is_reclaimed_and_its_cards_are_processed_by
     try:
         _status(home, samples)  # while the run starts up or works on its first batch
         wait_for(lambda: home.scalar("SELECT count(*) FROM image_evidence") >= 3 or run.poll() is not None, 180,
-                 "Stage C of the first batch to get going")
+                 "Stage C of the first batch to get going", poll=0.05)
         os.kill(run.pid, signal.SIGKILL)
         run.wait(timeout=30)
     finally:

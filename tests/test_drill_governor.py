@@ -22,5 +22,5 @@ def test_the_defaults_stream_without_a_trip_and_explain_their_workers(home):
 
 def test_cpu_hogs_at_twice_the_core_count_trip_the_envelope(home):
     figures: dict = {}
-    governor.overload(home, figures, cards=60, timeout=240)
+    governor.overload(home, figures, cards=240, timeout=240)
     assert figures["trips"] == 1 and figures["observed"] >= figures["ceiling"]  # rounded; the drill checks >

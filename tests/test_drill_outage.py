@@ -18,6 +18,6 @@ pytestmark = pytest.mark.slow
 def test_a_worker_whose_lock_session_is_killed_stops_ocr_and_its_cards_are_done_by_a_replacement(home):
     figures: dict = {}
     try:
-        lock_kill(home, cards=40, figures=figures)
+        lock_kill(home, cards=150, figures=figures)  # seconds of work for two workers on a fast host
     finally:
         print(figures)

@@ -52,14 +52,14 @@ def _stage_e(env: dict[str, str], *args: str, timeout: float = 300) -> subproces
 
 def test_a_run_cut_off_by_a_postgres_stop_fails_clearly_and_its_cards_come_back(home):
     root, env = home
-    assert _stage_e(env, "demo", "generate", "--printings", "60", "--cards", "40", "--out", str(root / "demo"),
+    assert _stage_e(env, "demo", "generate", "--printings", "60", "--cards", "120", "--out", str(root / "demo"),
                     "--degraded-fraction", "0").returncode == 0
     assert _stage_e(env, "catalog", "import", str(root / "demo" / "catalog.json")).returncode == 0
     assert _stage_e(env, "ingest", str(root / "demo" / "scans"), "--source", "demo").returncode == 0
     server = EmbeddedPostgres(root / "pg")
     url = server.url("stage_e")
 
-    run = subprocess.Popen([*STAGE_E, "run", "--batch-size", "20"], env=env, stdout=subprocess.PIPE,
+    run = subprocess.Popen([*STAGE_E, "run", "--batch-size", "60"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and _count(url, "SELECT count(*) FROM image_evidence") < 3:
@@ -83,7 +83,7 @@ def test_a_run_cut_off_by_a_postgres_stop_fails_clearly_and_its_cards_come_back(
     backlog_line = next(line for line in status.stdout.splitlines() if line.startswith("backlog:"))
     assert not backlog_line.startswith("backlog:  0 need evidence"), backlog_line
 
-    again = _stage_e(env, "run", "--batch-size", "20")
+    again = _stage_e(env, "run", "--batch-size", "60")
     assert again.returncode == 0, again.stderr
     assert _count(url, "SELECT count(*) FROM card c WHERE NOT EXISTS "
                        "(SELECT 1 FROM image_evidence e WHERE e.card_id = c.id)") == 0
