@@ -200,7 +200,7 @@ def test_unreachable_database_fails_closed_without_leaking_the_password(
 def test_release_of_a_slot_not_held_warns(pg_connect, caplog: pytest.LogCaptureFixture) -> None:
     slots = global_slots("unused", 1)
     held = [0]
-    slots._release(pg_connect(), [slots.lock_key(0)], held)
+    slots.cap._release(pg_connect(), [slots.lock_key(0)], held)
     assert held == []
     assert "was not held at release" in caplog.text
 
@@ -219,7 +219,7 @@ def test_lost_lock_connection_is_logged(db_url: str, pg_connect, caplog: pytest.
 
 
 def test_lock_connection_carries_keepalives_and_holder_name(db_url: str) -> None:
-    conn = global_slots(db_url, 1)._connect("run-1234")
+    conn = global_slots(db_url, 1).cap._connect("run-1234")
     assert conn is not None
     try:
         params = conn.get_dsn_parameters()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stage_e_dagster.db.slot_cap import SlotCap
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import make_engine
@@ -132,9 +133,7 @@ def _exit_slot_lost(results: mp.Queue) -> None:
 def worker_main(index: int, settings: PoolSettings, catalog: ReadCatalog, owner_pid: int,
                  tasks: mp.Queue, results: mp.Queue) -> None:
     _die_with(owner_pid)
-    from stage_e_dagster.resources.ocr_slots import OcrSlots
-
-    slots = OcrSlots.from_worker_config(settings.slots)
+    slots = SlotCap.from_worker_config(settings.slots)
     with slots.acquire(1, holder=f"{settings.holder} w{index}", on_lost=lambda: _exit_slot_lost(results)) as held:
         if not held:
             results.put(("no-slot", index, None))
