@@ -121,10 +121,7 @@ def extract_from_loaded(
     img = loaded.image
     facts = classify_bleed(loaded.width, loaded.height)
     trim = trim_of(img, facts.has_bleed)
-    factor = max(1, round(max(img.size) / ANALYSIS_LONG_SIDE))
-    small = img.reduce(factor) if factor > 1 else img
-    small_trim = trim_of(small, facts.has_bleed)
-    analysis = (executor.submit(_pixel_fields, img, trim, small, small_trim, selected, timings) if executor else None)
+    analysis = executor.submit(_pixel_fields, img, trim, facts.has_bleed, selected, timings) if executor else None
     evidence = Evidence()
     settled = False
     if "geometry" in selected:
@@ -152,16 +149,21 @@ def extract_from_loaded(
         evidence.legal_raw = raw
         evidence.copyright_year = parse_copyright_year(raw, year)
         evidence.proxy_marker = has_proxy_marker(raw)
-    fields = analysis.result() if analysis else _pixel_fields(img, trim, small, small_trim, selected, timings)
+    fields = analysis.result() if analysis else _pixel_fields(img, trim, facts.has_bleed, selected, timings)
     for field_name, value in fields.items():
         setattr(evidence, field_name, value)
     evidence.extractor_versions = {key: EXTRACTOR_VERSIONS[key] for key in EXTRACTORS if key in selected}
     return evidence
 
 
-def _pixel_fields(img: Image.Image, trim: layout.TrimRect, small: Image.Image, small_trim: layout.TrimRect,
-                  selected: Collection[str], timings: MutableMapping[str, float] | None) -> dict[str, Any]:
-    """The fields of the extractors that need no OCR (border colour, hashes, quality), by field name."""
+def _pixel_fields(img: Image.Image, trim: layout.TrimRect, has_bleed: bool, selected: Collection[str],
+                  timings: MutableMapping[str, float] | None) -> dict[str, Any]:
+    """The fields of the extractors that need no OCR (border colour, hashes, quality), by field name. All but the
+    set symbol's hash work on the scan reduced to about `ANALYSIS_LONG_SIDE`; the reduction is made here, so with an
+    executor it too runs beside the OCR."""
+    factor = max(1, round(max(img.size) / ANALYSIS_LONG_SIDE))
+    small = img.reduce(factor) if factor > 1 else img
+    small_trim = trim_of(small, has_bleed)
     fields: dict[str, Any] = {}
     if "geometry" in selected:
         with _timed(timings, "geometry"):
