@@ -7,7 +7,8 @@ prepared template (catalogue imported, demo scans ingested, nothing processed), 
 - **Dagster**: `bulk.run_backlog`, what `stage-e run` executes: the `micro_batch` job in process, batch after batch,
   with its resources, gates, ledger, events and run records in Postgres storage (the embedded server).
 - **direct**: the same batch loop (`cards_needing_work`, same order and sizes) calling the stage runners the assets
-  wrap: ledger row opened, `run_stage_c` on slot-holding OCR workers, `run_stage_d`, `run_stage_e`.
+  wrap: ledger row opened, `run_stage_c` on slot-holding OCR workers, `run_stage_d`, `run_stage_e`; the OCR workers
+  are kept from batch to batch, as `run_backlog` keeps them, so the two paths differ only by Dagster.
 
 Passes alternate (direct, Dagster, then Dagster, direct, ...), so host load drift weighs on both paths alike. The
 overhead is Dagster's time over the direct time, from the summed times of all rounds at one batch size. Each pass is
@@ -139,29 +140,30 @@ def direct_backlog(url: str, limit: int, size: int, settings) -> None:
     from stage_e_dagster.stages.stage_c import run_stage_c
     from stage_e_dagster.stages.stage_d import run_stage_d
     from stage_e_dagster.stages.stage_e import run_stage_e
-    from stage_e_dagster.workers.ocr_pool import PoolSettings
+    from stage_e_dagster.workers.ocr_pool import PoolSettings, keep_workers
 
     slots = OcrSlots.from_settings(settings, AppDatabase(database_url=url))
     ocr = OcrSettings(engine=settings.ocr_engine)
     taken, watermark = 0, None
-    while taken < limit:
-        cards = cards_needing_work(url, min(size, limit - taken), set(), after_id=watermark)
-        if not cards:
-            break
-        watermark = cards[-1].id
-        ids = [c.id for c in cards]
-        run_id = f"direct-{uuid.uuid4().hex}"
-        ledger.open_batch(url, run_id, "bulk", "bulk", ids, owner=process_owner())
-        pool = PoolSettings(workers=slots.local_workers, engine=ocr.engine, slots=slots.worker_config(),
-                            holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds)
-        counters = run_stage_c(url, ids, run_id, pool)
-        if counters.throttled:
-            raise RuntimeError("direct pass found no free OCR slot")
-        ledger.merge_counters(url, run_id, {"stage_c": counters.as_dict()})
-        ledger.merge_counters(url, run_id, {"stage_d": run_stage_d(url, ids, run_id, settings.consensus_policy)})
-        if not run_stage_e(url, run_id, ids).closed:
-            raise RuntimeError(f"direct batch {run_id} did not close")
-        taken += len(ids)
+    with keep_workers(holder=f"direct-{os.getpid()}"):  # as run_backlog keeps them
+        while taken < limit:
+            cards = cards_needing_work(url, min(size, limit - taken), set(), after_id=watermark)
+            if not cards:
+                break
+            watermark = cards[-1].id
+            ids = [c.id for c in cards]
+            run_id = f"direct-{uuid.uuid4().hex}"
+            ledger.open_batch(url, run_id, "bulk", "bulk", ids, owner=process_owner())
+            pool = PoolSettings(workers=slots.local_workers, engine=ocr.engine, slots=slots.worker_config(),
+                                holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds)
+            counters = run_stage_c(url, ids, run_id, pool)
+            if counters.throttled:
+                raise RuntimeError("direct pass found no free OCR slot")
+            ledger.merge_counters(url, run_id, {"stage_c": counters.as_dict()})
+            ledger.merge_counters(url, run_id, {"stage_d": run_stage_d(url, ids, run_id, settings.consensus_policy)})
+            if not run_stage_e(url, run_id, ids).closed:
+                raise RuntimeError(f"direct batch {run_id} did not close")
+            taken += len(ids)
 
 
 def report(times: dict[tuple[str, int], list[Pass]], cards: int, sizes: list[int], loads: list[float],
