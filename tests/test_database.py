@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import psycopg2
 import pytest
 from sqlalchemy import inspect
@@ -97,3 +99,36 @@ def test_an_unmigrated_database_is_refused_with_what_to_do_and_the_cli_migrates_
         assert result.exit_code == 0, result.output
         require_head(url)
         get_engine.cache_clear()
+
+
+def _backend(engine) -> int:
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+
+
+def test_an_idle_pooled_connection_whose_backend_ended_is_replaced_at_checkout(db_url, pg_connect, monkeypatch):
+    from stage_e_dagster.db import engine as engines
+
+    monkeypatch.setattr(engines, "IDLE_PING_SECONDS", 0.05)
+    engine = get_engine(db_url)
+    first = _backend(engine)
+    with pg_connect().cursor() as cur:  # another process ends that session (a server restart does the same)
+        cur.execute("SELECT pg_terminate_backend(%s)", (first,))
+    time.sleep(0.2)  # idle longer than IDLE_PING_SECONDS: pinged at checkout, found dead, replaced
+    assert _backend(engine) != first
+
+
+def test_a_connection_used_a_moment_ago_is_not_pinged_and_a_dead_one_is_replaced_after_one_failure(db_url, pg_connect):
+    """The trade for no round trip per checkout: a backend ended within IDLE_PING_SECONDS of its last use fails the
+    first statement on it; the engine then drops it and the next checkout connects afresh."""
+    from sqlalchemy.exc import OperationalError
+
+    engine = get_engine(db_url)
+    first = _backend(engine)
+    with pg_connect().cursor() as cur:
+        cur.execute("SELECT pg_terminate_backend(%s)", (first,))
+    with pytest.raises(OperationalError):
+        _backend(engine)
+    assert _backend(engine) != first
