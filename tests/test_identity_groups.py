@@ -189,3 +189,21 @@ def test_the_review_queue_shows_a_group_once_and_a_vote_applies_to_every_copy(db
         (first, "human-override"), (second, "human-override")]
     assert rows(db_url, f"SELECT printing_status FROM card WHERE id IN ({first}, {second})") == [
         ("no_match",), ("no_match",)]
+
+
+def test_content_locks_take_the_free_hashes_in_one_round_and_leave_the_held_ones(db_url):
+    """Two batches' lock sessions: the second takes only the hashes the first does not hold, and gets the rest once
+    the first lets go (the lock state is read back from pg_locks, not from the code under test)."""
+    from stage_e_dagster.db.identity_groups import ContentLocks
+
+    hashes = [f"{i:02x}" * 32 for i in (1, 2, 3)]
+    with ContentLocks(db_url, "a") as first, ContentLocks(db_url, "b") as second:
+        assert first.try_lock(hashes[:2]) == set(hashes[:2])
+        assert second.try_lock(hashes) == {hashes[2]}
+        with get_engine(db_url).connect() as conn:
+            from sqlalchemy import text
+
+            held = conn.execute(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")).scalar()
+        assert held == 3
+        first.release(hashes[0])
+        assert second.try_lock(hashes) == {hashes[0], hashes[2]}

@@ -62,6 +62,16 @@ def try_lock(conn: LockConnection, key: Key) -> bool:
     return bool(row and row[0])
 
 
+def try_lock_many(conn: LockConnection, keys: list[Key]) -> list[bool]:
+    """`try_lock` for each key in order, in one round trip; never waits."""
+    if not keys:
+        return []
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_try_advisory_lock(k1, k2) FROM unnest(%s::int[], %s::int[]) WITH ORDINALITY "
+                    "AS t(k1, k2, i) ORDER BY i", ([k[0] for k in keys], [k[1] for k in keys]))
+        return [bool(row[0]) for row in cur.fetchall()]
+
+
 def unlock(conn: LockConnection, key: Key) -> bool:
     """Release the session lock `key`; False when this session did not hold it."""
     with conn.cursor() as cur:

@@ -18,7 +18,14 @@ from collections.abc import Collection, Iterable, Mapping
 
 from sqlalchemy import Connection, text
 
-from stage_e_dagster.db.advisory_locks import Key, lock_connection_params, open_lock_connection, try_lock, unlock
+from stage_e_dagster.db.advisory_locks import (
+    Key,
+    lock_connection_params,
+    open_lock_connection,
+    try_lock,
+    try_lock_many,
+    unlock,
+)
 from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.engine import get_engine
 from stage_e_dagster.db.predicates import WORK_STAGE
@@ -139,9 +146,9 @@ class ContentLocks:
 
     def try_lock(self, hashes: Iterable[str]) -> set[str]:
         """Take every free lock among `hashes` without waiting; returns the hashes now held."""
-        for sha in sorted(set(hashes) - self._held):
-            if try_lock(self._conn, content_key(sha)):
-                self._held.add(sha)
+        wanted = sorted(set(hashes) - self._held)
+        taken = try_lock_many(self._conn, [content_key(sha) for sha in wanted])
+        self._held.update(sha for sha, took in zip(wanted, taken, strict=True) if took)
         return set(self._held)
 
     def release(self, sha: str) -> None:
