@@ -37,7 +37,8 @@ demo: install
 	trap 'cleanup; exit 130' INT TERM; \
 	{ test -f $(DEMO_DIR)/catalog.json || $(BIN)/stage-e demo generate --printings $(DEMO_PRINTINGS) \
 		--cards $(DEMO_CARDS) --out $(DEMO_DIR); } && \
-	$(BIN)/stage-e catalog import $(DEMO_DIR)/catalog.json --symbols $(DEMO_DIR)/symbols && \
+	$(BIN)/stage-e catalog import $(DEMO_DIR)/catalog.json --symbols $(DEMO_DIR)/symbols \
+		$$(test -f $(DEMO_DIR)/sets.json && echo --sets $(DEMO_DIR)/sets.json) && \
 	mkdir -p $(DEMO_DIR)/inbox && \
 	$(BIN)/stage-e sources add $(DEMO_DIR)/inbox --key demo || { cleanup; exit 1; }; \
 	trap - INT TERM; \

@@ -49,3 +49,38 @@ def test_ingest_prints_a_summary_and_names_bad_files(db_url, tmp_path, monkeypat
     assert "ingest inbox: 2 new, 0 changed, 0 unchanged, 1 unreadable, 0 refused, 0 vanished" in first.output
     again = runner.invoke(main, ["ingest", str(scans), "--source", "inbox"])
     assert "ingest inbox: 0 new, 0 changed, 2 unchanged" in again.output
+
+
+def test_catalog_import_with_a_sets_file_stores_printed_totals_the_reader_then_knows(db_url, tmp_path, monkeypatch):
+    """`--sets` takes Scryfall's `/sets` list: each known set's printed size lands on its expansion and in the
+    collector reader's catalogue; a set without a printed size stays unknown, an unknown set is reported."""
+    from sqlalchemy import text
+
+    from stage_e_dagster.db.engine import get_engine
+    from stage_e_dagster.db.evidence_store import read_catalog
+    from stage_e_dagster.demo.catalog import set_printed_total, write_sets
+
+    monkeypatch.setenv("STAGE_E_DATABASE_URL", db_url)
+    cards = generate_catalog(40, seed=9)
+    (tmp_path / "cat.json").write_text(json.dumps(cards))
+    write_sets(tmp_path / "sets.json", cards)
+    sets = json.loads((tmp_path / "sets.json").read_text())
+    first, *rest = sets["data"]
+    del first["printed_size"]
+    sets["data"] = [first, *rest, {"object": "set", "code": "zzz", "name": "Nowhere", "printed_size": 99}]
+    (tmp_path / "sets.json").write_text(json.dumps(sets))
+
+    result = CliRunner().invoke(main, ["catalog", "import", str(tmp_path / "cat.json"),
+                                       "--sets", str(tmp_path / "sets.json")])
+    assert result.exit_code == 0, result.output
+    assert f"; {len(rest)} printed set sizes stored" in result.output
+    assert "1 sets in sets.json name no imported set" in result.output
+    with get_engine(db_url).connect() as conn:
+        stored = dict(conn.execute(text("SELECT code, printed_total FROM expansion")).all())
+    assert stored == {first["code"]: None, **{s["code"]: set_printed_total(s["code"]) for s in rest}}
+    assert read_catalog(db_url).totals == {s["code"]: set_printed_total(s["code"]) for s in rest}
+
+    (tmp_path / "bad.json").write_text('{"object": "list", "data": ')
+    broken = CliRunner().invoke(main, ["catalog", "import", str(tmp_path / "cat.json"),
+                                       "--sets", str(tmp_path / "bad.json")])
+    assert broken.exit_code == 1 and "bad.json is not valid JSON" in broken.output

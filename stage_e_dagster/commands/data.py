@@ -20,9 +20,17 @@ def catalog() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--symbols", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Directory of <set code>.png set-symbol images.")
-def catalog_import(file: Path, symbols: Path | None) -> None:
+@click.option("--sets", "sets_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A Scryfall sets file (the /sets list): each set's printed size, the total after the slash of "
+                   "its collector lines.")
+def catalog_import(file: Path, symbols: Path | None, sets_file: Path | None) -> None:
     """Import a Scryfall bulk-data FILE (a JSON array of card objects); idempotent."""
-    from stage_e_dagster.db.catalog_import import CatalogFileError, import_catalog, store_symbol_hashes
+    from stage_e_dagster.db.catalog_import import (
+        CatalogFileError,
+        import_catalog,
+        store_printed_totals,
+        store_symbol_hashes,
+    )
 
     url = app_url()
     size = file.stat().st_size
@@ -42,15 +50,23 @@ def catalog_import(file: Path, symbols: Path | None) -> None:
             raise click.ClickException(str(err)) from err
     if symbols:
         store_symbol_hashes(url, symbols, summary)
+    if sets_file:
+        try:
+            store_printed_totals(url, sets_file, summary)
+        except CatalogFileError as err:
+            raise click.ClickException(str(err)) from err
     click.echo(
         f"{summary.printings} printings in {len(summary.set_codes)} sets imported, {len(summary.malformed)} malformed"
         + (f"; {summary.symbols_stored} set symbols stored" if symbols else "")
+        + (f"; {summary.totals_stored} printed set sizes stored" if sets_file else "")
     )
     click.echo(f"{summary.changed} printings added or changed; {len(summary.reopened)} cards re-opened for Stage D")
     for code in summary.symbols_unknown_set:
         click.echo(f"symbol {code}.png names no imported set", err=True)
     for name in summary.symbols_unreadable:
         click.echo(f"symbol {name} is unreadable", err=True)
+    if summary.totals_unknown_set:
+        click.echo(f"{len(summary.totals_unknown_set)} sets in {sets_file.name} name no imported set", err=True)
 
 
 @click.command()

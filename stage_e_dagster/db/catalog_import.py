@@ -36,6 +36,8 @@ MAX_RECORD_BYTES = 1024 * 1024
 """The most file bytes one card object may span (a real Scryfall card is a few KB)."""
 MAX_DEPTH = 32
 """The deepest nesting a card object may have (a real one has about 4 levels)."""
+MAX_SETS_BYTES = 32 * 1024 * 1024
+"""The largest sets file read (Scryfall's whole list of sets is about 1 MB)."""
 MAX_MALFORMED = 10_000
 """The most malformed records an import reports before it decides the file is not a card catalogue."""
 
@@ -75,6 +77,8 @@ class ImportSummary:
     symbols_stored: int = 0
     symbols_unknown_set: list[str] = field(default_factory=list)
     symbols_unreadable: list[str] = field(default_factory=list)
+    totals_stored: int = 0
+    totals_unknown_set: list[str] = field(default_factory=list)
     changed: int = 0  # printings added or changed (a record equal to the stored one is not a change)
     reopened: set[int] = field(default_factory=set)  # cards re-opened for Stage D by those changes
 
@@ -255,3 +259,30 @@ def store_symbol_hashes(url: str, symbols_dir: Path, summary: ImportSummary) -> 
             summary.symbols_stored += 1
         else:
             summary.symbols_unknown_set.append(code)
+
+
+def store_printed_totals(url: str, sets_path: Path, summary: ImportSummary) -> None:
+    """Store each set's `printed_size` from a Scryfall sets file (the `/sets` list object, or a JSON array of set
+    objects) on its expansion, as `printed_total`; a set with no printed size is left as it is. Sets that name no
+    imported expansion are listed in `summary.totals_unknown_set`."""
+    import json
+
+    if sets_path.stat().st_size > MAX_SETS_BYTES:
+        raise CatalogLimitError(f"{sets_path.name} is larger than {MAX_SETS_BYTES} bytes: not a Scryfall sets file")
+    try:
+        document = json.loads(sets_path.read_bytes())
+    except ValueError as err:
+        raise CatalogFileError(f"{sets_path.name} is not valid JSON: {err}") from None
+    sets = document.get("data") if isinstance(document, dict) else document
+    if not isinstance(sets, list):
+        raise CatalogFileError(f"{sets_path.name} holds no list of set objects")
+    totals = {str(item["code"]).lower(): item["printed_size"] for item in sets
+              if isinstance(item, dict) and isinstance(item.get("code"), str)
+              and isinstance(item.get("printed_size"), int) and item["printed_size"] > 0}
+    with get_engine(url).begin() as conn:
+        for code, total in sorted(totals.items()):
+            result = conn.execute(update(Expansion).where(Expansion.code == code).values(printed_total=total))
+            if result.rowcount:
+                summary.totals_stored += 1
+            else:
+                summary.totals_unknown_set.append(code)

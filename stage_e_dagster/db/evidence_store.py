@@ -60,13 +60,15 @@ _CODELESS = text(
 
 
 def read_catalog(url: str) -> ReadCatalog:
-    """What the collector reader may know of the catalogue: every printing's (name, set, number), every set code,
-    and the sets whose collector line prints no set code (by their printings' frames)."""
+    """What the collector reader may know of the catalogue: every printing's (name, set, number), every set code
+    with its printed total where a sets file gave it, and the sets whose collector line prints no set code (by
+    their printings' frames)."""
     with get_engine(url).connect() as conn:
         printings = [tuple(row) for row in conn.execute(_PRINTINGS)]
-        codes = list(conn.execute(select(Expansion.code)).scalars())
+        sets = conn.execute(select(Expansion.code, Expansion.printed_total)).all()
         codeless = list(conn.execute(_CODELESS, {"frames": text_array(CODELESS_FRAMES)}).scalars())
-    return ReadCatalog.build(printings, set_codes=codes, codeless=codeless)
+    totals = {code: total for code, total in sets if total}
+    return ReadCatalog.build(printings, totals=totals, set_codes=[code for code, _ in sets], codeless=codeless)
 
 
 def save_evidence(url: str, card_id: int, content_sha256: str, evidence: Evidence, run_id: str | None) -> None:

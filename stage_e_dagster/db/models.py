@@ -89,7 +89,8 @@ class Card(Base):
 
 
 class Expansion(Base):
-    """A set: code (lower case, as Scryfall writes it), name, release date, reference symbol phash."""
+    """A set: code (lower case, as Scryfall writes it), name, release date, reference symbol phash, and the printed
+    size after the slash of its collector lines when a sets file gave it."""
 
     __tablename__ = "expansion"
 
@@ -98,6 +99,7 @@ class Expansion(Base):
     name: Mapped[str] = mapped_column(Text)
     released_at: Mapped[date | None] = mapped_column(Date)
     symbol_phash: Mapped[int | None] = mapped_column(BigInteger)
+    printed_total: Mapped[int | None] = mapped_column(Integer)
 
 
 class Printing(Base):

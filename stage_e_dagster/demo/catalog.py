@@ -323,6 +323,17 @@ def generate_catalog(printings: int, seed: int = 0) -> list[dict[str, Any]]:
     return cards
 
 
+def write_sets(path: Path | str, cards: Iterable[dict[str, Any]]) -> int:
+    """Write the catalogue's sets to `path` as a Scryfall `/sets` list object, each with the `printed_size` its
+    scans print after the slash; returns how many sets."""
+    names = {str(card["set"]): str(card.get("set_name") or card["set"]) for card in cards}
+    data = [{"object": "set", "code": code, "name": names[code], "printed_size": set_printed_total(code)}
+            for code in sorted(names)]
+    Path(path).write_text(json.dumps({"object": "list", "has_more": False, "data": data}, indent=1) + "\n",
+                          encoding="utf-8")
+    return len(data)
+
+
 def write_catalog(path: Path | str, cards: Iterable[dict[str, Any]]) -> int:
     """Stream `cards` to `path` as a JSON array, one object per line; returns how many were written."""
     count = 0

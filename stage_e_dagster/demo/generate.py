@@ -1,6 +1,7 @@
 """Writes a demo data set: a catalogue, one reference symbol per set, and contributor-style card scans.
 
-Layout of `out_dir`: `catalog.json` (JSON array of card objects), `symbols/<set code>.png`, `scans/NNN/<file>`
+Layout of `out_dir`: `catalog.json` (JSON array of card objects), `sets.json` (a Scryfall sets list with each set's
+printed size), `symbols/<set code>.png`, `scans/NNN/<file>`
 (100 scans per subdirectory) and `manifest.json` mapping each scan's path relative to `scans/` to its truth:
 {"scryfall_id", "long_side", "bleed", "degraded"}.
 """
@@ -19,7 +20,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
+from stage_e_dagster.demo.catalog import generate_catalog, write_catalog, write_sets
 from stage_e_dagster.demo.render import Degradation, front_name, render_scan
 from stage_e_dagster.demo.symbols import render_set_symbol
 
@@ -137,6 +138,7 @@ def generate(
     symbols.mkdir(parents=True, exist_ok=True)
     scans.mkdir(parents=True, exist_ok=True)
     write_catalog(out_dir / "catalog.json", catalog)
+    write_sets(out_dir / "sets.json", catalog)
     set_codes = sorted({str(c["set"]) for c in catalog})
     for code in set_codes:
         render_set_symbol(code).save(symbols / f"{code}.png")
