@@ -83,6 +83,7 @@ def test_bad_files_become_named_skips_and_the_batch_goes_on(db_url, seeded):
     result = run_stage_c(db_url, list(ids.values()), "run-1", settings(db_url))
     assert result.extracted == 5
     assert dict(result.skipped) == {"empty-file": 1, "unreadable-image": 1, "file-missing": 1}
+    assert 0 < result.worker_seconds <= result.elapsed_seconds * result.workers_peak  # the workers' own time
     logged = rows(db_url, "SELECT skip_reason FROM card_scan_log WHERE anonymous_id = 'stage-c-extract-v1' "
                           "ORDER BY skip_reason")
     assert logged == [("empty-file",), ("file-missing",), ("unreadable-image",)]

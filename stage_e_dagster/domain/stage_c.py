@@ -72,6 +72,7 @@ class StageCCounters:
     load_peak: float | None = None  # the highest 1-minute load the governor read during the batch
     workers_why: str = ""  # one line: why the batch ran the workers it ran
     elapsed_seconds: float = 0.0
+    worker_seconds: float = 0.0  # summed time the OCR workers spent on the batch's cards (read, check, extract)
     throttled: bool = False
 
     @property
@@ -99,6 +100,7 @@ class StageCCounters:
             "load_peak": self.load_peak,
             "workers_why": self.workers_why,
             "elapsed_seconds": round(self.elapsed_seconds, 3),
+            "worker_seconds": round(self.worker_seconds, 3),
             "cards_per_second": self.cards_per_second,
             "throttled": self.throttled,
         }

@@ -75,6 +75,7 @@ class _Batch:
     def store(self, result: TaskResult) -> None:
         """Store a leader's result, carry it to its copies in this batch, release its hash."""
         sha = self.hashes[result.card_id]
+        self.counters.worker_seconds += result.seconds
         followers = [c for c in self.groups[sha] if c != result.card_id]
         self.pending.discard(result.card_id)
         if isinstance(result.outcome, EvidenceSkip):
