@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import tempfile
 import time
@@ -25,6 +26,7 @@ def home(monkeypatch):
     monkeypatch.delenv("STAGE_E_DAGSTER_DATABASE_URL", raising=False)
     yield root
     EmbeddedPostgres(root / "pg").destroy()
+    shutil.rmtree(root, ignore_errors=True)  # its lock file and log
 
 
 def test_cli_start_twice_status_url_stop(home):
