@@ -237,12 +237,18 @@ def postgres_restart(home: Home, cards: int, batch: int, figures: dict[str, Any]
     dev = Dev(home)
     try:
         dev.wait_ready()
-        wait_for(lambda: (_scalar(home, "SELECT count(*) FROM image_evidence") or 0) >= 1
-                 and (_scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") or 0) >= 1,
-                 300, "a batch in flight with evidence stored", every=dev.record)
-        dev.record()
-        in_flight = [r[0] for r in rows(home.url, "SELECT run_id FROM dispatch_ledger WHERE status = 'running'")]
-        running = _run_processes(dev, in_flight)
+
+        def in_flight_now() -> tuple[list[str], dict[int, str]] | None:
+            """The running batches and their live processes, once evidence is stored and one is found alive (a
+            fast batch can end between two looks: then look again)."""
+            if (_scalar(home, "SELECT count(*) FROM image_evidence") or 0) < 1:
+                return None
+            ids = [r[0] for r in rows(home.url, "SELECT run_id FROM dispatch_ledger WHERE status = 'running'")]
+            found = _run_processes(dev, ids) if ids else {}
+            return (ids, found) if found else None
+
+        in_flight, running = wait_for(in_flight_now, 300, "a batch in flight with evidence stored and its process "
+                                      "alive", every=dev.record, poll=0.1)
         figures["runs_in_flight"] = len(in_flight)
         figures["evidence_at_stop"] = home.scalar("SELECT count(*) FROM image_evidence")
         home.server.stop()
