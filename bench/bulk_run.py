@@ -133,11 +133,11 @@ def main() -> None:
 
     from stage_e_dagster import bulk
     from stage_e_dagster.bulk import run_backlog
-    from stage_e_dagster.db import ledger
-    from stage_e_dagster.db.catalog_import import import_catalog, store_printed_totals, store_symbol_hashes
-    from stage_e_dagster.db.ingest import ingest_directory
-    from stage_e_dagster.db.migrate import upgrade
-    from stage_e_dagster.db.server import EmbeddedPostgres
+    from stage_e_dagster.db.catalog.importer import import_catalog, store_printed_totals, store_symbol_hashes
+    from stage_e_dagster.db.core.migrate import upgrade
+    from stage_e_dagster.db.intake.ingest import ingest_directory
+    from stage_e_dagster.db.runs import ledger
+    from stage_e_dagster.postgres.server import EmbeddedPostgres
     from stage_e_dagster.runtime import prepare_dagster_environment
     from stage_e_dagster.settings import Settings
 

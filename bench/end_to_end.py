@@ -47,7 +47,7 @@ def main() -> None:
     os.environ.update({"STAGE_E_HOME": str(root), "STAGE_E_OCR_MAX_SLOTS": str(args.slots),
                        "STAGE_E_DATABASE_URL": "", "STAGE_E_DAGSTER_DATABASE_URL": ""})
     os.environ.pop("DAGSTER_HOME", None)
-    from stage_e_dagster.db.server import EmbeddedPostgres
+    from stage_e_dagster.postgres.server import EmbeddedPostgres
     from stage_e_dagster.runtime import prepare_dagster_environment
 
     try:
@@ -61,9 +61,9 @@ def main() -> None:
 def bench(root: Path, cards: int, sizes: list[int], rounds: int) -> None:
     from dagster import DagsterInstance
 
-    from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
-    from stage_e_dagster.db.ingest import ingest_directory
-    from stage_e_dagster.db.migrate import upgrade
+    from stage_e_dagster.db.catalog.importer import import_catalog, store_symbol_hashes
+    from stage_e_dagster.db.core.migrate import upgrade
+    from stage_e_dagster.db.intake.ingest import ingest_directory
     from stage_e_dagster.demo.generate import generate
     from stage_e_dagster.settings import Settings
 
@@ -109,7 +109,7 @@ class Pass:
 def one_pass(path: str, instance, template: str, size: int, cards: int, settings) -> Pass:
     """Process `cards` cards in batches of `size` on a fresh clone of the template."""
     from stage_e_dagster.bulk import run_backlog
-    from stage_e_dagster.db import ledger
+    from stage_e_dagster.db.runs import ledger
 
     url = _clone(template)
     os.environ["STAGE_E_DATABASE_URL"] = url  # the job's `database` resource reads it at run start
@@ -135,8 +135,8 @@ def one_pass(path: str, instance, template: str, size: int, cards: int, settings
 
 def direct_backlog(url: str, limit: int, size: int, settings) -> None:
     """`run_backlog`'s loop without Dagster: the same batches through the runners the three assets wrap."""
-    from stage_e_dagster.db import ledger
-    from stage_e_dagster.db.stream import cards_needing_work
+    from stage_e_dagster.db.runs import ledger
+    from stage_e_dagster.db.work.queue import cards_needing_work
     from stage_e_dagster.host import process_owner
     from stage_e_dagster.resources.database import AppDatabase
     from stage_e_dagster.resources.ocr_engine import OcrSettings
@@ -197,7 +197,7 @@ def report(times: dict[tuple[str, int], list[Pass]], cards: int, sizes: list[int
 def _admin(url: str):
     import psycopg2
 
-    from stage_e_dagster.db.urls import libpq_dsn
+    from stage_e_dagster.db.core.urls import libpq_dsn
 
     conn = psycopg2.connect(libpq_dsn(_with_db(url, "postgres")))
     conn.autocommit = True
@@ -212,7 +212,7 @@ def _with_db(url: str, name: str) -> str:
 
 def _release(url: str) -> None:
     """Close this process's pooled connections to `url` (a template must have no sessions to be cloned)."""
-    from stage_e_dagster.db.engine import get_engine
+    from stage_e_dagster.db.core.engine import get_engine
 
     get_engine(url).dispose()
 

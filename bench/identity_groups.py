@@ -25,13 +25,13 @@ os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 from PIL import Image  # noqa: E402
 from PIL.PngImagePlugin import PngInfo  # noqa: E402
 
-from stage_e_dagster.db.catalog_import import import_catalog  # noqa: E402
-from stage_e_dagster.db.engine import get_engine  # noqa: E402
-from stage_e_dagster.db.ingest import ingest_directory  # noqa: E402
-from stage_e_dagster.db.migrate import upgrade  # noqa: E402
-from stage_e_dagster.db.server import EmbeddedPostgres  # noqa: E402
+from stage_e_dagster.db.catalog.importer import import_catalog  # noqa: E402
+from stage_e_dagster.db.core.engine import get_engine  # noqa: E402
+from stage_e_dagster.db.core.migrate import upgrade  # noqa: E402
+from stage_e_dagster.db.intake.ingest import ingest_directory  # noqa: E402
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog  # noqa: E402
 from stage_e_dagster.demo.render import render_scan  # noqa: E402
+from stage_e_dagster.postgres.server import EmbeddedPostgres  # noqa: E402
 from stage_e_dagster.stages.stage_c import run_stage_c  # noqa: E402
 from stage_e_dagster.workers.ocr_pool import PoolSettings  # noqa: E402
 

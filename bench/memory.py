@@ -79,8 +79,8 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="se-m-", dir="/tmp"))
     from scale_seed import seed
 
-    from stage_e_dagster.db.migrate import upgrade
-    from stage_e_dagster.db.server import EmbeddedPostgres
+    from stage_e_dagster.db.core.migrate import upgrade
+    from stage_e_dagster.postgres.server import EmbeddedPostgres
 
     server = EmbeddedPostgres(root / "pg")
     rows: list[tuple[str, str, float, float, str]] = []

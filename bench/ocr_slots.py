@@ -20,8 +20,8 @@ from pathlib import Path
 
 import psycopg2
 
-from stage_e_dagster.db.server import EmbeddedPostgres
-from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.db.core.urls import libpq_dsn
+from stage_e_dagster.postgres.server import EmbeddedPostgres
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.ocr_slots import OcrSlots
 

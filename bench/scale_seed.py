@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import create_engine, pool, text
 
-from stage_e_dagster.db import work_rule
-from stage_e_dagster.db.urls import normalise_url
+from stage_e_dagster.db.core.urls import normalise_url
+from stage_e_dagster.db.work import work_rule
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID, SLOW_PATH_ID, TO_REVIEW
 
 PRINTINGS = 2_000

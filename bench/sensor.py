@@ -53,11 +53,11 @@ def measure(url: str, cards: int, repeats: int) -> dict[str, tuple[float, float]
     from dagster import DagsterInstance
     from sqlalchemy import text
 
-    from stage_e_dagster.db import status
-    from stage_e_dagster.db.engine import get_engine
-    from stage_e_dagster.db.review import review_queue_size
-    from stage_e_dagster.db.status import pipeline_status
-    from stage_e_dagster.db.stream import backlog, cards_needing_work, claim_sweep_range, count_needing_work
+    from stage_e_dagster.db.core.engine import get_engine
+    from stage_e_dagster.db.reporting import status
+    from stage_e_dagster.db.reporting.status import pipeline_status
+    from stage_e_dagster.db.review.queue import review_queue_size
+    from stage_e_dagster.db.work.queue import backlog, cards_needing_work, claim_sweep_range, count_needing_work
     from stage_e_dagster.domain.calculators import MACHINE_PREFIX
     from stage_e_dagster.resources.stream import StreamControl
     from stage_e_dagster.sensors.backstop import evaluate_sweep
@@ -104,8 +104,8 @@ def main() -> None:
     os.environ.pop("DAGSTER_HOME", None)
     from scale_seed import seed
 
-    from stage_e_dagster.db.migrate import upgrade
-    from stage_e_dagster.db.server import EmbeddedPostgres
+    from stage_e_dagster.db.core.migrate import upgrade
+    from stage_e_dagster.postgres.server import EmbeddedPostgres
     from stage_e_dagster.runtime import prepare_dagster_environment
 
     server = EmbeddedPostgres(root / "pg")

@@ -29,15 +29,15 @@ from sqlalchemy import insert
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stage_d_decide import Case, build_batch, build_expansions  # noqa: E402
 
-from stage_e_dagster.db.engine import get_engine  # noqa: E402
-from stage_e_dagster.db.migrate import upgrade  # noqa: E402
-from stage_e_dagster.db.models import Card, Expansion, ImageEvidence, Printing, Source  # noqa: E402
-from stage_e_dagster.db.server import EmbeddedPostgres  # noqa: E402
-from stage_e_dagster.db.votes import write_vote_groups  # noqa: E402
+from stage_e_dagster.db.core.engine import get_engine  # noqa: E402
+from stage_e_dagster.db.core.migrate import upgrade  # noqa: E402
+from stage_e_dagster.db.core.models import Card, Expansion, ImageEvidence, Printing, Source  # noqa: E402
+from stage_e_dagster.db.judgement.votes import write_vote_groups  # noqa: E402
 from stage_e_dagster.domain.calculators import decide_join_key, run_calculators  # noqa: E402
 from stage_e_dagster.domain.catalog import ExpansionRef, normalise_name  # noqa: E402
 from stage_e_dagster.domain.evidence.model import Evidence  # noqa: E402
 from stage_e_dagster.domain.stage_d import ProposedVote, VoteGroup  # noqa: E402
+from stage_e_dagster.postgres.server import EmbeddedPostgres  # noqa: E402
 from stage_e_dagster.stages.stage_d import run_stage_d  # noqa: E402
 
 TARGET_DECIDED = 2_000

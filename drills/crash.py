@@ -37,7 +37,7 @@ from drills.daemon_kit import (
     wait_settled,
 )
 from drills.live import Dev, Home, wait_for
-from stage_e_dagster.db.slot_holders import NAMESPACE
+from stage_e_dagster.db.slots.holders import NAMESPACE
 from stage_e_dagster.resources.ocr_slots import APPLICATION_PREFIX
 
 KILL_WINDOW = (0.25, 0.85)

@@ -11,7 +11,7 @@ from typing import Any
 import psycopg2
 
 from drills.live import Dev, Home, wait_for
-from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.db.core.urls import libpq_dsn
 
 NEVER = "0 0 1 1 *"
 """A cron that does not fire during a drill: schedules exist and run, but do not start work of their own."""

@@ -118,7 +118,7 @@ def check_outcomes(home: Home, expected: dict[str, str], figures: dict[str, Any]
     statuses = dict(query(home, "SELECT status, count(*) FROM dispatch_ledger GROUP BY status"))
     figures["ledger"] = ",".join(f"{n}{s[0]}" for s, n in sorted(statuses.items()))
     assert set(statuses) == {"completed"}, f"ledger statuses {statuses}"
-    from stage_e_dagster.db.slot_holders import NAMESPACE
+    from stage_e_dagster.db.slots.holders import NAMESPACE
 
     held = query(home, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::oid",
                  (NAMESPACE,))[0][0]

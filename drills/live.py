@@ -24,8 +24,8 @@ from typing import Any
 import psutil
 import psycopg2
 
-from stage_e_dagster.db.server import EmbeddedPostgres
-from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.db.core.urls import libpq_dsn
+from stage_e_dagster.postgres.server import EmbeddedPostgres
 
 STAGE_E = str(Path(sys.executable).parent / "stage-e")
 

@@ -32,9 +32,9 @@ import psycopg2
 
 from drills.daemon_kit import prepare_cards
 from drills.live import Dev, Home, wait_for
-from stage_e_dagster.db.invariants import duplicate_votes
-from stage_e_dagster.db.slot_holders import list_slot_holders
-from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.db.core.urls import libpq_dsn
+from stage_e_dagster.db.reporting.invariants import duplicate_votes
+from stage_e_dagster.db.slots.holders import list_slot_holders
 
 WORKER_PID = re.compile(r"pid=(\d+)")
 SLOTS = 2

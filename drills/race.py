@@ -58,7 +58,7 @@ def query(home: Home, sql: str, params: tuple = ()) -> list[tuple]:
     """Run one statement on `home`'s app database (committed); its rows."""
     import psycopg2
 
-    from stage_e_dagster.db.urls import libpq_dsn
+    from stage_e_dagster.db.core.urls import libpq_dsn
 
     conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=10)
     try:
@@ -74,7 +74,7 @@ def query(home: Home, sql: str, params: tuple = ()) -> list[tuple]:
 def race(home: Home, figures: dict[str, Any], *, cards: int = 16, runs: int = 8, batch: int = 6, slots: int = 2,
          printings: int = 60, timeout: float = 600) -> None:
     """Run the drill on `home` (a fresh STAGE_E_HOME); fills `figures`, raises AssertionError on a broken rule."""
-    from stage_e_dagster.db.slot_holders import NAMESPACE
+    from stage_e_dagster.db.slots.holders import NAMESPACE
 
     started = time.monotonic()
     ids = prepare(home, cards, printings)
@@ -139,8 +139,8 @@ def race(home: Home, figures: dict[str, Any], *, cards: int = 16, runs: int = 8,
 def check_final_state(home: Home, ids: list[int], batches: list[list[int]], reports: list[dict],
                       figures: dict[str, Any]) -> None:
     """The rules, checked on what the database holds after the race."""
-    from stage_e_dagster.db.engine import get_engine
-    from stage_e_dagster.db.stage_d_inputs import load_stage_d_inputs
+    from stage_e_dagster.db.core.engine import get_engine
+    from stage_e_dagster.db.judgement.stage_d_inputs import load_stage_d_inputs
     from stage_e_dagster.domain.stage_d import plan_batch
     from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
 

@@ -39,7 +39,7 @@ from sqlalchemy import NullPool, create_engine
 from drills import verdict
 from drills.daemon_kit import rows, scalar
 from drills.live import Dev, Home, wait_for
-from stage_e_dagster.db.review import review_queue
+from stage_e_dagster.db.review.queue import review_queue
 from stage_e_dagster.demo.feed import copy_into, pending
 
 _RUNS = '{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status } } } }'

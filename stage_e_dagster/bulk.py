@@ -22,9 +22,9 @@ from dagster import DagsterInstance
 from dagster_postgres.utils import DagsterPostgresException
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from stage_e_dagster.db import ledger
-from stage_e_dagster.db.stream import cards_needing_work
-from stage_e_dagster.db.urls import redact
+from stage_e_dagster.db.core.urls import redact
+from stage_e_dagster.db.runs import ledger
+from stage_e_dagster.db.work.queue import cards_needing_work
 from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
 from stage_e_dagster.sensors.gates import busy_card_ids, reclaim_dead_batches
 from stage_e_dagster.settings import Settings

@@ -10,7 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
-from stage_e_dagster.db.urls import app_database_url, dagster_database_url
+from stage_e_dagster.postgres.locate import app_database_url, dagster_database_url
 from stage_e_dagster.settings import Settings, var_name
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

@@ -21,9 +21,9 @@ import psycopg2
 import pytest
 from sqlalchemy.engine import make_url
 
-from stage_e_dagster.db.migrate import upgrade
-from stage_e_dagster.db.server import EmbeddedPostgres
-from stage_e_dagster.db.urls import libpq_dsn, normalise_url
+from stage_e_dagster.db.core.migrate import upgrade
+from stage_e_dagster.db.core.urls import libpq_dsn, normalise_url
+from stage_e_dagster.postgres.server import EmbeddedPostgres
 from stage_e_dagster.settings import Settings
 
 TEMPLATE = "stage_e_test_template"
@@ -149,7 +149,7 @@ def template_url(pg_server_url: str) -> str:
 @pytest.fixture
 def db_url(pg_server_url: str, template_url: str) -> Iterator[str]:
     """A fresh, migrated database for one test."""
-    from stage_e_dagster.db.engine import get_engine
+    from stage_e_dagster.db.core.engine import get_engine
 
     with scratch_database(pg_server_url, "t", template=TEMPLATE) as url:
         yield url

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from dagster import Definitions, JobDefinition
 
-from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
-from stage_e_dagster.db.ingest import ingest_directory
+from stage_e_dagster.db.catalog.importer import import_catalog, store_symbol_hashes
+from stage_e_dagster.db.intake.ingest import ingest_directory
 from stage_e_dagster.demo.generate import generate
 from stage_e_dagster.jobs import micro_batch
 from stage_e_dagster.resources.consensus import Consensus

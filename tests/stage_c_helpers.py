@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.ingest import ingest_directory
+from stage_e_dagster.db.catalog.importer import import_catalog, store_symbol_hashes
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.intake.ingest import ingest_directory
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.demo.render import render_scan
 from stage_e_dagster.demo.symbols import render_set_symbol

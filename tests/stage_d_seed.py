@@ -12,9 +12,9 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from stage_e_dagster.db.catalog_import import import_catalog
-from stage_e_dagster.db.engine import session_scope
-from stage_e_dagster.db.models import Card, Expansion, ImageEvidence, Printing, Source
+from stage_e_dagster.db.catalog.importer import import_catalog
+from stage_e_dagster.db.core.engine import session_scope
+from stage_e_dagster.db.core.models import Card, Expansion, ImageEvidence, Printing, Source
 from stage_e_dagster.demo.catalog import generate_catalog, set_printed_total, write_catalog
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS

@@ -10,7 +10,7 @@ from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteJobOr
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from sqlalchemy import text
 
-from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.work import DECIDED_BY
 from stage_e_dagster.jobs import BatchSpec

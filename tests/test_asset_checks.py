@@ -14,8 +14,8 @@ from stage_e_dagster.assets.sources import card_sources
 from stage_e_dagster.assets.stage_c import image_evidence
 from stage_e_dagster.assets.stage_d import printing_votes
 from stage_e_dagster.assets.stage_e import dispatch_outcome
-from stage_e_dagster.db import ledger, trips
-from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.jobs import INVARIANT_CHECKS, invariant_checks
 from stage_e_dagster.resources.consensus import Consensus
 from tests.e2e_helpers import resources

@@ -13,9 +13,10 @@ from dagster import (
 )
 from sqlalchemy import text
 
-from stage_e_dagster.db import ledger, stream, trips
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.stream import claim_sweep_range, sweep_cursor
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.runs import ledger, trips
+from stage_e_dagster.db.work import queue as stream
+from stage_e_dagster.db.work.queue import claim_sweep_range, sweep_cursor
 from stage_e_dagster.definitions import build_definitions
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from dagster import DagsterInstance, RunsFilter
 
 from stage_e_dagster.cli import main
-from stage_e_dagster.db.slot_holders import list_slot_holders
+from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.runtime import PROJECT_ROOT
 from tests.conftest import scratch_database
 from tests.stage_c_helpers import rows, seed_scans
@@ -52,7 +52,7 @@ def test_run_drains_the_backlog_in_batches_and_records_runs(db_url, tmp_path, da
 
 
 def test_run_refuses_an_open_trip_and_says_how_to_proceed(db_url, tmp_path, dagster_env):
-    from stage_e_dagster.db import trips
+    from stage_e_dagster.db.runs import trips
 
     seed_scans(db_url, tmp_path, cards=2)
     trip_id = trips.record_trip(db_url, "run-x", "host_load", 9.0, 4.0)

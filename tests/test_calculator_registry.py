@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.review import review_queue
-from stage_e_dagster.db.stream import backlog
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.review.queue import review_queue
+from stage_e_dagster.db.work.queue import backlog
 from stage_e_dagster.domain.calculators import CALCULATORS, FALLBACK_ID, JOIN_KEY_ID, SLOW_PATH_ID, Calculator
 from stage_e_dagster.domain.calculators.registry import UNTIL_HIT, split_voter_id
 from stage_e_dagster.domain.work import DECIDED_BY, decided_by

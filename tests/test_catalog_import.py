@@ -7,9 +7,9 @@ import json
 import pytest
 from sqlalchemy import select
 
-from stage_e_dagster.db.catalog_import import CatalogFileError, import_catalog, store_symbol_hashes
-from stage_e_dagster.db.engine import session_scope
-from stage_e_dagster.db.models import Expansion, Printing
+from stage_e_dagster.db.catalog.importer import CatalogFileError, import_catalog, store_symbol_hashes
+from stage_e_dagster.db.core.engine import session_scope
+from stage_e_dagster.db.core.models import Expansion, Printing
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.demo.symbols import render_set_symbol
 

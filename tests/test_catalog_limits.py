@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from stage_e_dagster.db import catalog_import
-from stage_e_dagster.db.catalog_import import CatalogLimitError, import_catalog
+from stage_e_dagster.db.catalog import importer as catalog_import
+from stage_e_dagster.db.catalog.importer import CatalogLimitError, import_catalog
 from stage_e_dagster.demo.catalog import generate_catalog
 
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 _PEAK = """
 import json, resource, sys
 from pathlib import Path
-from stage_e_dagster.db.catalog_import import import_catalog
+from stage_e_dagster.db.catalog.importer import import_catalog
 summary = import_catalog(sys.argv[1], Path(sys.argv[2]))
 print(json.dumps({"printings": summary.printings,
                   "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))

@@ -7,9 +7,9 @@ import random
 
 from sqlalchemy import text
 
-from stage_e_dagster.db.catalog_import import import_catalog
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.stream import backlog, cards_needing_work
+from stage_e_dagster.db.catalog.importer import import_catalog
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.work.queue import backlog, cards_needing_work
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.domain.catalog import normalise_name

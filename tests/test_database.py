@@ -8,7 +8,7 @@ import psycopg2
 import pytest
 from sqlalchemy import inspect
 
-from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.core.engine import get_engine
 
 
 def _seed(cur) -> tuple[int, int]:
@@ -73,7 +73,7 @@ def test_models_and_migrations_agree(db_url):
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
-    from stage_e_dagster.db.models import Base
+    from stage_e_dagster.db.core.models import Base
 
     with get_engine(db_url).connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
@@ -85,7 +85,7 @@ def test_an_unmigrated_database_is_refused_with_what_to_do_and_the_cli_migrates_
     from dagster import build_init_resource_context
 
     from stage_e_dagster.cli import main
-    from stage_e_dagster.db.migrate import SchemaNotCurrent, require_head
+    from stage_e_dagster.db.core.migrate import SchemaNotCurrent, require_head
     from stage_e_dagster.resources.database import AppDatabase
     from tests.conftest import scratch_database
 
@@ -109,7 +109,7 @@ def _backend(engine) -> int:
 
 
 def test_an_idle_pooled_connection_whose_backend_ended_is_replaced_at_checkout(db_url, pg_connect, monkeypatch):
-    from stage_e_dagster.db import engine as engines
+    from stage_e_dagster.db.core import engine as engines
 
     monkeypatch.setattr(engines, "IDLE_PING_SECONDS", 0.05)
     engine = get_engine(db_url)

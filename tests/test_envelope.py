@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from stage_e_dagster.db.image_loads import recent_load_counts
+from stage_e_dagster.db.runs.image_loads import recent_load_counts
 from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, evaluate_bars
 from stage_e_dagster.domain.work import STAGE_C_ID
 from stage_e_dagster.resources.database import AppDatabase

@@ -9,8 +9,8 @@ import time
 import pytest
 from sqlalchemy import text
 
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.slot_holders import list_slot_holders
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.stages.stage_c import run_stage_c, why_workers
 from stage_e_dagster.workers.ocr_pool import PoolSettings

@@ -15,12 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from stage_e_dagster.commands.review import review
-from stage_e_dagster.db.catalog_import import import_catalog
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.identity_groups import content_key
-from stage_e_dagster.db.ingest import ingest_directory
-from stage_e_dagster.db.review import review_queue, review_queue_size
-from stage_e_dagster.db.votes import cast_human_vote
+from stage_e_dagster.db.catalog.importer import import_catalog
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.intake.ingest import ingest_directory
+from stage_e_dagster.db.judgement.identity_groups import content_key
+from stage_e_dagster.db.judgement.votes import cast_human_vote
+from stage_e_dagster.db.review.queue import review_queue, review_queue_size
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.demo.render import render_scan
 from stage_e_dagster.stages.stage_c import run_stage_c
@@ -194,7 +194,7 @@ def test_the_review_queue_shows_a_group_once_and_a_vote_applies_to_every_copy(db
 def test_content_locks_take_the_free_hashes_in_one_round_and_leave_the_held_ones(db_url):
     """Two batches' lock sessions: the second takes only the hashes the first does not hold, and gets the rest once
     the first lets go (the lock state is read back from pg_locks, not from the code under test)."""
-    from stage_e_dagster.db.identity_groups import ContentLocks
+    from stage_e_dagster.db.judgement.identity_groups import ContentLocks
 
     hashes = [f"{i:02x}" * 32 for i in (1, 2, 3)]
     with ContentLocks(db_url, "a") as first, ContentLocks(db_url, "b") as second:

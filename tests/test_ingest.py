@@ -8,9 +8,9 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from stage_e_dagster.db.engine import session_scope
-from stage_e_dagster.db.ingest import ingest_directory
-from stage_e_dagster.db.models import Card
+from stage_e_dagster.db.core.engine import session_scope
+from stage_e_dagster.db.core.models import Card
+from stage_e_dagster.db.intake.ingest import ingest_directory
 
 
 def _png(path, colour=(200, 10, 10), size=(63, 88)):

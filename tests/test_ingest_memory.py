@@ -19,8 +19,8 @@ import pytest
 from PIL import Image
 from sqlalchemy import text
 
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.ingest import ensure_source
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.intake.ingest import ensure_source
 
 pytestmark = pytest.mark.slow
 
@@ -28,8 +28,8 @@ _PEAK = """
 import json, sys, time
 from pathlib import Path
 from sqlalchemy import text
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.ingest import ingest_directory
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.intake.ingest import ingest_directory
 
 def status(key):
     line = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith(key))

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from stage_e_dagster.db import ledger, trips
+from stage_e_dagster.db.runs import ledger, trips
 
 
 def test_ledger_opens_once_merges_counters_and_closes_completed(db_url):

@@ -9,9 +9,9 @@ import sys
 import dagster as dg
 from sqlalchemy import text
 
-from stage_e_dagster.db import ledger
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.stream import cards_needing_work
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.runs import ledger
+from stage_e_dagster.db.work.queue import cards_needing_work
 from stage_e_dagster.host import host_id, owner_is_gone, process_owner
 from stage_e_dagster.sensors import gates
 from tests.stream_helpers import add_runs, seed_cards

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from dagster import DagsterInstance, SensorResult, build_sensor_context
 
-from stage_e_dagster.db import ledger
+from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.host import default_load_target
 from stage_e_dagster.sensors.card_stream import card_stream
 from tests.e2e_helpers import load_demo, micro_batch_job, resources

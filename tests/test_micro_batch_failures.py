@@ -8,9 +8,9 @@ import time
 import dagster as dg
 import pytest
 
-from stage_e_dagster.db import ledger, trips
-from stage_e_dagster.db.slot_holders import list_slot_holders
-from stage_e_dagster.db.stream import cards_needing_work
+from stage_e_dagster.db.runs import ledger, trips
+from stage_e_dagster.db.slots.holders import list_slot_holders
+from stage_e_dagster.db.work.queue import cards_needing_work
 from stage_e_dagster.jobs import BatchSpec
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope

@@ -8,11 +8,11 @@ from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, pool
 
-from stage_e_dagster.db.consensus_store import recompute_consensus
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.migrate import alembic_config, head_revision, upgrade
-from stage_e_dagster.db.urls import libpq_dsn
-from stage_e_dagster.db.vote_archive import card_history
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.core.migrate import alembic_config, head_revision, upgrade
+from stage_e_dagster.db.core.urls import libpq_dsn
+from stage_e_dagster.db.judgement.consensus_store import recompute_consensus
+from stage_e_dagster.db.judgement.vote_archive import card_history
 from tests.conftest import scratch_database
 
 OURS = "0006"

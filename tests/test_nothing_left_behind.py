@@ -71,7 +71,7 @@ def test_sigkilled_session_takes_its_postgres_along(tmp_path):
         postmaster = psutil.Process(int((data_dir / "postmaster.pid").read_text().split()[0]))
         server = [postmaster, *postmaster.children()]
         guardians = [p for p in psutil.Process(session.pid).children()
-                     if "stage_e_dagster.db.server_guard" in " ".join(p.cmdline())]
+                     if "stage_e_dagster.postgres.guard" in " ".join(p.cmdline())]
         assert len(guardians) == 1, "the session's server has one guardian"
         assert "postgres" in postmaster.name() and len(server) > 1
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from stage_e_dagster.db.slot_holders import list_slot_holders
+from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.resources.ocr_slots import OcrSlots
 from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings, keep_workers

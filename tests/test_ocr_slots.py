@@ -20,7 +20,7 @@ from contextlib import ExitStack
 import dagster as dg
 import pytest
 
-from stage_e_dagster.db.slot_holders import (
+from stage_e_dagster.db.slots.holders import (
     HOST_SCOPE_FLAG,
     MAX_SLOTS,
     NAMESPACE,

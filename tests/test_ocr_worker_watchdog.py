@@ -46,6 +46,6 @@ print(results.get_nowait()[0], sorted(m for m in sys.modules if m.split(".")[0] 
 def test_an_ocr_worker_starts_without_importing_dagster():
     """A worker starts for every streamed run, and importing Dagster cost it about a second of CPU: a worker that
     asks for its slot (here refused: the database does not answer, so the cap fails closed) imports no Dagster
-    module. The resource `OcrSlots` only configures the plain `db.slot_cap.SlotCap` the worker uses."""
+    module. The resource `OcrSlots` only configures the plain `db.slots.cap.SlotCap` the worker uses."""
     out = subprocess.run([sys.executable, "-c", _START], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["no-slot", "[]"], (out.stdout, out.stderr[-2000:])

@@ -18,8 +18,8 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from stage_e_dagster.db.server import EmbeddedPostgres
-from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.db.core.urls import libpq_dsn
+from stage_e_dagster.postgres.server import EmbeddedPostgres
 
 pytestmark = pytest.mark.slow
 STAGE_E = [str(Path(sys.executable).parent / "stage-e")]

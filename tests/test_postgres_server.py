@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from stage_e_dagster.cli import main
-from stage_e_dagster.db.server import EmbeddedPostgres, PostgresStartError
+from stage_e_dagster.postgres.server import EmbeddedPostgres, PostgresStartError
 from stage_e_dagster.resources.database import AppDatabase
 
 
@@ -89,7 +89,7 @@ def test_start_waits_for_readiness(home):
 
 
 def test_slots_command_lists_holders(home, monkeypatch):
-    from stage_e_dagster.db.urls import app_database_url
+    from stage_e_dagster.postgres.locate import app_database_url
     from stage_e_dagster.resources.ocr_slots import OcrSlots
 
     runner = CliRunner()

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from stage_e_dagster.commands.review import review, vote
-from stage_e_dagster.db.engine import session_scope
-from stage_e_dagster.db.models import Card, CardPrintingTag
+from stage_e_dagster.db.core.engine import session_scope
+from stage_e_dagster.db.core.models import Card, CardPrintingTag
 from stage_e_dagster.stages.stage_d import run_stage_d
 from tests.stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence
 

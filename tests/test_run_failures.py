@@ -16,7 +16,7 @@ from dagster._core.definitions.sensor_definition import SensorExecutionData
 from dagster._core.events import DagsterEvent, DagsterEventType
 
 from stage_e_dagster.commands.trips import trips as trips_cli
-from stage_e_dagster.db import ledger, trips
+from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.jobs import BatchSpec
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope

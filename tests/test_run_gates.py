@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from stage_e_dagster.db import ledger, trips
+from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.jobs import BatchSpec
 from stage_e_dagster.resources.stream import StreamControl
 from tests.e2e_helpers import micro_batch_job

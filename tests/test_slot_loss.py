@@ -9,9 +9,9 @@ import time
 
 import psycopg2
 
-from stage_e_dagster.db.advisory_locks import lock_connection_params, open_lock_connection, session_lost
-from stage_e_dagster.db.slot_holders import list_slot_holders
-from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.db.core.advisory_locks import lock_connection_params, open_lock_connection, session_lost
+from stage_e_dagster.db.core.urls import libpq_dsn
+from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.ocr_slots import LOST_CHECK_SECONDS, OcrSlots
 

@@ -9,7 +9,7 @@ import shutil
 from dagster import DagsterRunStatus, Definitions, RunRequest, SensorResult, SkipReason, build_sensor_context
 
 from stage_e_dagster.assets.sources import card_sources
-from stage_e_dagster.db.sources import add_source, list_sources, sync_source
+from stage_e_dagster.db.intake.sources import add_source, list_sources, sync_source
 from stage_e_dagster.jobs import SYNC_SOURCES, sync_sources
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.sensors.source_inbox import RETRY_SECONDS, build_source_inbox, evaluate_inbox

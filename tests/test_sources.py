@@ -16,9 +16,9 @@ from sqlalchemy import text
 
 from stage_e_dagster.assets.sources import card_sources
 from stage_e_dagster.cli import main
-from stage_e_dagster.db import ingest
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.sources import add_source, list_sources, sync_source
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.intake import ingest
+from stage_e_dagster.db.intake.sources import add_source, list_sources, sync_source
 from stage_e_dagster.demo.feed import Feeder, pending
 from stage_e_dagster.domain.scan_files import list_images
 from stage_e_dagster.jobs import SyncSpec
@@ -35,7 +35,7 @@ def scan(path: Path, shade: int = 40, size: tuple[int, int] = (63, 88), note: st
 
 
 TRUST_WAIT = 2.1
-"""A file written less than `db.sources.TRUST_MARGIN_SECONDS` before a sync started is read again by the next one."""
+"""A file written less than `db.intake.sources.TRUST_MARGIN_SECONDS` before a sync started is read again by the next one."""
 
 
 def cards(db_url: str) -> dict[str, tuple[str, bool]]:

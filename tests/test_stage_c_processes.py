@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from stage_e_dagster.db.slot_holders import list_slot_holders
+from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings
 from tests.stage_c_helpers import card_ids, rows, seed_scans

@@ -45,7 +45,7 @@ def test_changed_bytes_make_evidence_stale(db_url, seeded):
     name = next(iter(truth))
     from PIL import Image
 
-    from stage_e_dagster.db.ingest import ingest_directory
+    from stage_e_dagster.db.intake.ingest import ingest_directory
     with Image.open(root / "scans" / name) as img:
         img.rotate(0.5).save(root / "scans" / name)
     ingest_directory(db_url, root / "scans", "test")
@@ -75,7 +75,7 @@ def test_bad_files_become_named_skips_and_the_batch_goes_on(db_url, seeded):
     _truth, ids, root = seeded
     (root / "scans" / "empty.png").write_bytes(b"")
     (root / "scans" / "text.jpg").write_text("not an image")
-    from stage_e_dagster.db.ingest import ingest_directory
+    from stage_e_dagster.db.intake.ingest import ingest_directory
 
     ingest_directory(db_url, root / "scans", "test")
     ids = card_ids(db_url)
@@ -105,7 +105,7 @@ def test_no_free_slot_means_throttled_with_nothing_extracted(db_url, seeded, pg_
 
 def test_stage_d_is_owed_until_it_decides_on_the_current_evidence(db_url, seeded, pg_connect):
     """A crash between Stage C and Stage D leaves the cards owed to Stage D; a rewrite by Stage C re-opens them."""
-    from stage_e_dagster.db.stream import cards_needing_work, count_needing_work
+    from stage_e_dagster.db.work.queue import cards_needing_work, count_needing_work
     from stage_e_dagster.stages.stage_d import run_stage_d
 
     _truth, ids, _root = seeded

@@ -7,9 +7,9 @@ from collections import Counter
 import pytest
 from sqlalchemy import func, select
 
-from stage_e_dagster.db.engine import get_engine, session_scope
-from stage_e_dagster.db.models import Card, CardPrintingTag, CardScanLog
-from stage_e_dagster.db.review import review_queue, review_queue_size
+from stage_e_dagster.db.core.engine import get_engine, session_scope
+from stage_e_dagster.db.core.models import Card, CardPrintingTag, CardScanLog
+from stage_e_dagster.db.review.queue import review_queue, review_queue_size
 from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID, SLOW_PATH_ID
 from stage_e_dagster.stages.stage_d import run_stage_d
 from tests.stage_d_seed import import_demo_catalog, seed_ground_truth

@@ -8,10 +8,10 @@ from dataclasses import fields
 import pytest
 from sqlalchemy import select
 
-from stage_e_dagster.db.catalog_import import import_catalog, store_symbol_hashes
-from stage_e_dagster.db.engine import session_scope
-from stage_e_dagster.db.ingest import ingest_directory
-from stage_e_dagster.db.models import Card, CardPrintingTag, CardScanLog, ImageEvidence, Printing
+from stage_e_dagster.db.catalog.importer import import_catalog, store_symbol_hashes
+from stage_e_dagster.db.core.engine import session_scope
+from stage_e_dagster.db.core.models import Card, CardPrintingTag, CardScanLog, ImageEvidence, Printing
+from stage_e_dagster.db.intake.ingest import ingest_directory
 from stage_e_dagster.demo import render, symbols
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID

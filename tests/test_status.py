@@ -5,7 +5,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from stage_e_dagster.cli import main
-from stage_e_dagster.db import ledger, trips
+from stage_e_dagster.db.runs import ledger, trips
 from tests.stream_helpers import add_evidence, mark_decided, seed_cards
 
 

@@ -10,8 +10,8 @@ from dagster import DagsterRunStatus
 from sqlalchemy import text
 
 from stage_e_dagster.cli import main
-from stage_e_dagster.db import ledger, trips
-from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.runs import ledger, trips
 from tests.stream_helpers import add_evidence, add_runs, add_scan_log, mark_decided, seed_cards
 
 CARD_KEYS = {"total", "new", "evidenced", "awaiting_votes", "with_machine_vote", "in_review", "unresolved", "resolved",

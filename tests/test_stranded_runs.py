@@ -7,8 +7,8 @@ from __future__ import annotations
 import dagster as dg
 from sqlalchemy import text
 
-from stage_e_dagster.db import ledger
-from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.sensors import gates
 from stage_e_dagster.sensors.run_failures import classify_failure
 from tests.stream_helpers import add_runs, seed_cards

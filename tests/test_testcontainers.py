@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine, inspect
 
-from stage_e_dagster.db.migrate import upgrade
+from stage_e_dagster.db.core.migrate import upgrade
 from tests.conftest import docker_available
 
 

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from stage_e_dagster.commands.trips import trips as trips_cli
-from stage_e_dagster.db import trips
+from stage_e_dagster.db.runs import trips
 from stage_e_dagster.ops.acknowledge import acknowledge_envelope_trip
 from stage_e_dagster.resources.database import AppDatabase
 

@@ -23,8 +23,8 @@ import dagster as dg
 import psycopg2
 import pytest
 
-from stage_e_dagster.db.slot_holders import host_key, list_slot_holders
-from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.db.core.urls import libpq_dsn
+from stage_e_dagster.db.slots.holders import host_key, list_slot_holders
 from stage_e_dagster.host import usable_cores
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.ocr_slots import OcrSlots

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from stage_e_dagster.commands.review import review
-from stage_e_dagster.db.consensus_store import recompute_consensus
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.votes import cast_human_vote, write_vote_groups
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.judgement.consensus_store import recompute_consensus
+from stage_e_dagster.db.judgement.votes import cast_human_vote, write_vote_groups
 from stage_e_dagster.domain.calculators import CALCULATORS, FALLBACK_ID, JOIN_KEY_ID, Calculator, decide_join_key
 from stage_e_dagster.domain.consensus import CastVote, resolve
 from stage_e_dagster.domain.stage_d import ProposedVote, VoteGroup

@@ -8,9 +8,9 @@ import time
 import pytest
 from sqlalchemy import select
 
-from stage_e_dagster.db.engine import get_engine, session_scope
-from stage_e_dagster.db.models import CardPrintingTag, CardScanLog
-from stage_e_dagster.db.votes import write_log_entries, write_vote_groups
+from stage_e_dagster.db.core.engine import get_engine, session_scope
+from stage_e_dagster.db.core.models import CardPrintingTag, CardScanLog
+from stage_e_dagster.db.judgement.votes import write_log_entries, write_vote_groups
 from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID, SLOW_PATH_ID
 from stage_e_dagster.domain.stage_d import LogEntry, ProposedVote, VoteGroup
 from stage_e_dagster.stages.stage_d import run_stage_d

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from stage_e_dagster.db.engine import get_engine, session_scope
-from stage_e_dagster.db.models import CardPrintingTag, CardPrintingTagArchive, CardScanLog
-from stage_e_dagster.db.stage_d_inputs import load_stage_d_inputs
+from stage_e_dagster.db.core.engine import get_engine, session_scope
+from stage_e_dagster.db.core.models import CardPrintingTag, CardPrintingTagArchive, CardScanLog
+from stage_e_dagster.db.judgement.stage_d_inputs import load_stage_d_inputs
 from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID
 from stage_e_dagster.domain.stage_d import plan_batch
 from tests.stage_d_seed import add_cards, import_demo_catalog, mini_catalog, seed_ground_truth
@@ -45,8 +45,8 @@ def _conflict_worker(url: str, cards: list[int], printings: list[int], barrier: 
                      index: int) -> None:
     """One racing process proposing its own (different) printing for the same (card, voter) groups."""
     try:
-        from stage_e_dagster.db.engine import get_engine
-        from stage_e_dagster.db.votes import write_vote_groups
+        from stage_e_dagster.db.core.engine import get_engine
+        from stage_e_dagster.db.judgement.votes import write_vote_groups
         from stage_e_dagster.domain.stage_d import ProposedVote, VoteGroup
 
         engine = get_engine(url)

@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from stage_e_dagster.db import evidence_store, work_rule
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.evidence_store import mark_decided
-from stage_e_dagster.db.stream import backlog, cards_needing_work
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.judgement import evidence_store
+from stage_e_dagster.db.judgement.evidence_store import mark_decided
+from stage_e_dagster.db.work import work_rule
+from stage_e_dagster.db.work.queue import backlog, cards_needing_work
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from tests.stream_helpers import seed_cards

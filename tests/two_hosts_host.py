@@ -53,7 +53,7 @@ def run_batches(batches: list[list[int]]) -> None:
     from dagster import DagsterInstance
 
     from stage_e_dagster.bulk import QUIET
-    from stage_e_dagster.db import ledger
+    from stage_e_dagster.db.runs import ledger
     from stage_e_dagster.definitions import defs
     from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
     from stage_e_dagster.settings import Settings

@@ -1,6 +1,6 @@
 """Asset checks: the design's invariants, checked in production against the whole database.
 
-Each check is attached to the asset whose work keeps the invariant and calls one query of `db/invariants.py`. They
+Each check is attached to the asset whose work keeps the invariant and calls one query of `db/reporting/invariants.py`. They
 run in the `invariant_checks` job (on the `invariant_checks` schedule, or "Execute checks" in the UI), not inside
 every micro-batch. A broken invariant fails loudly: the check fails with ERROR severity, shows red on its asset, and
 (being blocking) fails its run. Metadata: `violations` (a stable number Dagster plots) and a sample of the rows.
@@ -11,8 +11,8 @@ from typing import Any
 
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_check
 
-from stage_e_dagster.db import invariants
-from stage_e_dagster.db.invariants import Violations
+from stage_e_dagster.db.reporting import invariants
+from stage_e_dagster.db.reporting.invariants import Violations
 from stage_e_dagster.jobs import DISPATCH_OUTCOME, PRINTING_VOTES
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase

@@ -1,6 +1,6 @@
 """The `card_sources` asset: the `card` table brought in line with the registered source directories.
 
-A thin shell over `db.sources.sync_source` (which reuses `db.ingest`): new files become cards, changed files get
+A thin shell over `db.intake.sources.sync_source` (which reuses `db.intake.ingest`): new files become cards, changed files get
 their new fingerprint (and so fresh work), vanished files are marked missing. Requested by the `source_inbox` sensor
 when a directory's listing changed (a quick sync) and by the daily `source_resync` schedule (a full sync). A source
 whose directory is missing is reported, never emptied.
@@ -21,7 +21,7 @@ from dagster import (
 )
 from pydantic import Field
 
-from stage_e_dagster.db.sources import SourceSync, list_sources, sync_source
+from stage_e_dagster.db.intake.sources import SourceSync, list_sources, sync_source
 from stage_e_dagster.jobs import CARD_SOURCES
 from stage_e_dagster.resources.database import AppDatabase
 

@@ -21,7 +21,7 @@ from dagster import (
 )
 from pydantic import Field
 
-from stage_e_dagster.db import ledger
+from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.host import process_owner
 from stage_e_dagster.jobs import CARD_SOURCES, IMAGE_EVIDENCE, MODES, TRIGGERS
 from stage_e_dagster.resources.database import AppDatabase

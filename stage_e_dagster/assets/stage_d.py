@@ -18,10 +18,10 @@ from dagster import (
 )
 from pydantic import Field
 
-from stage_e_dagster.db import ledger
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.review import routed_among
-from stage_e_dagster.db.review_page import review_summary
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.review.page import review_summary
+from stage_e_dagster.db.review.queue import routed_among
+from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.jobs import IMAGE_EVIDENCE, PRINTING_VOTES, batch_from_run_config
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase

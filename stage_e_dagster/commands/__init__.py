@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from stage_e_dagster.db.server import PostgresStartError
-from stage_e_dagster.db.urls import app_database_url
+from stage_e_dagster.postgres.locate import app_database_url
+from stage_e_dagster.postgres.server import PostgresStartError
 from stage_e_dagster.settings import Settings, SettingsError
 
 
@@ -20,7 +20,7 @@ def settings() -> Settings:
 def app_url(migrate: bool = True) -> str:
     """The application database URL, starting the embedded server if needed and bringing its schema to head
     (unless `migrate` is False); a clear error when the server cannot start."""
-    from stage_e_dagster.db.migrate import SchemaNotCurrent, require_head, upgrade
+    from stage_e_dagster.db.core.migrate import SchemaNotCurrent, require_head, upgrade
 
     try:
         url = app_database_url(settings())

@@ -25,7 +25,7 @@ def catalog() -> None:
                    "its collector lines.")
 def catalog_import(file: Path, symbols: Path | None, sets_file: Path | None) -> None:
     """Import a Scryfall bulk-data FILE (a JSON array of card objects); idempotent."""
-    from stage_e_dagster.db.catalog_import import (
+    from stage_e_dagster.db.catalog.importer import (
         CatalogFileError,
         import_catalog,
         store_printed_totals,
@@ -75,7 +75,7 @@ def catalog_import(file: Path, symbols: Path | None, sets_file: Path | None) -> 
 def ingest(directory: Path, source_key: str) -> None:
     """Register every image under DIRECTORY as a card (re-running is idempotent); DIRECTORY becomes source
     SOURCE_KEY, which the source_inbox sensor then watches (see `stage-e sources`)."""
-    from stage_e_dagster.db.sources import add_source, sync_source
+    from stage_e_dagster.db.intake.sources import add_source, sync_source
 
     url = app_url()
     source, _moved = add_source(url, source_key, directory)

@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 
 from stage_e_dagster.commands import app_url, settings
-from stage_e_dagster.db.server import PostgresStartError
+from stage_e_dagster.postgres.server import PostgresStartError
 
 POLL_SECONDS = 0.5
 
@@ -45,7 +45,7 @@ def dev(host: str, port: int, feed_from: Path | None, feed_into: Path | None, fe
         stop_grace: float, stop_postgres: bool) -> None:
     """Run `dagster dev` (UI, daemon, card stream, source inbox, sweep) against this project's Postgres; Ctrl-C
     stops it, its processes and the embedded Postgres it started."""
-    from stage_e_dagster.db.urls import embedded_server
+    from stage_e_dagster.postgres.locate import embedded_server
     from stage_e_dagster.runtime import PROJECT_ROOT, prepare_dagster_environment
     from stage_e_dagster.supervise import Supervised
 

@@ -9,7 +9,7 @@ import sys
 import click
 
 from stage_e_dagster.commands import app_url, settings
-from stage_e_dagster.db.server import PostgresStartError
+from stage_e_dagster.postgres.server import PostgresStartError
 
 
 @click.command()
@@ -20,8 +20,8 @@ def status(recent: int, as_json: bool) -> None:
     trips, and (with --json, when Dagster's storage answers) the run queue.
 
     Batches that died (their process is gone, or silent past the reclaim age) are reclaimed first."""
-    from stage_e_dagster.db import ledger
-    from stage_e_dagster.db.status import format_status, pipeline_status, status_document
+    from stage_e_dagster.db.reporting.status import format_status, pipeline_status, status_document
+    from stage_e_dagster.db.runs import ledger
 
     url = app_url()
     reclaimed = ledger.reap(url, settings().reclaim_after_seconds)
@@ -54,7 +54,7 @@ def run_queue() -> dict[str, object]:
 @click.command()
 def slots() -> None:
     """List the OCR slots held right now: slot, holder, backend pid, since when."""
-    from stage_e_dagster.db.slot_holders import format_slot_holders, list_slot_holders
+    from stage_e_dagster.db.slots.holders import format_slot_holders, list_slot_holders
 
     click.echo(format_slot_holders(list_slot_holders(app_url())))
 
@@ -72,8 +72,8 @@ def run_backlog_command(limit: int | None, batch_size: int | None, mode: str, ov
     from dagster import DagsterInstance
 
     from stage_e_dagster.bulk import DatabaseLost, run_backlog
-    from stage_e_dagster.db.stream import count_needing_work
-    from stage_e_dagster.db.trips import open_trips
+    from stage_e_dagster.db.runs.trips import open_trips
+    from stage_e_dagster.db.work.queue import count_needing_work
     from stage_e_dagster.runtime import prepare_dagster_environment
 
     config = settings()

@@ -22,8 +22,8 @@ def review() -> None:
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0), help="Show at most N cards.")
 def review_list(limit: int) -> None:
     """Show queued cards (routed to review, still unresolved), oldest first, with what was read and why."""
-    from stage_e_dagster.db.engine import get_engine
-    from stage_e_dagster.db.review import review_queue, review_queue_size
+    from stage_e_dagster.db.core.engine import get_engine
+    from stage_e_dagster.db.review.queue import review_queue, review_queue_size
 
     with get_engine(app_url()).connect() as conn:
         total = review_queue_size(conn)
@@ -52,8 +52,8 @@ def review_list(limit: int) -> None:
 @click.argument("card_id", type=int)
 def review_show(card_id: int) -> None:
     """Show CARD_ID's consensus, its copies (same bytes), its current votes and its archived vote history."""
-    from stage_e_dagster.db.engine import get_engine
-    from stage_e_dagster.db.vote_archive import card_history
+    from stage_e_dagster.db.core.engine import get_engine
+    from stage_e_dagster.db.judgement.vote_archive import card_history
 
     with get_engine(app_url()).connect() as conn:
         history = card_history(conn, card_id)
@@ -124,7 +124,7 @@ def review_serve(host: str | None, port: int | None) -> None:
               help=f"Consensus policy for recomputing the card (default: {var_name('consensus_policy')}, else funnel).")
 def vote(card_id: int, scryfall_id: str | None, no_match: bool, user: str, admin: bool, policy: str | None) -> None:
     """Cast a human vote on CARD_ID (--printing SCRYFALL_ID or --no-match) and recompute its consensus."""
-    from stage_e_dagster.db.votes import VoteError, cast_human_vote
+    from stage_e_dagster.db.judgement.votes import VoteError, cast_human_vote
 
     if (scryfall_id is None) == (not no_match):
         raise click.UsageError("give exactly one of --printing SCRYFALL_ID and --no-match")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from stage_e_dagster.commands import app_url, settings
-from stage_e_dagster.db.server import PostgresStartError
-from stage_e_dagster.db.urls import app_database_url, dagster_database_url, embedded_server, redact
+from stage_e_dagster.db.core.urls import redact
+from stage_e_dagster.postgres.locate import app_database_url, dagster_database_url, embedded_server
+from stage_e_dagster.postgres.server import PostgresStartError
 
 
 @click.group()
@@ -61,7 +62,7 @@ def db() -> None:
 @db.command("upgrade")
 def db_upgrade() -> None:
     """Apply every Alembic migration."""
-    from stage_e_dagster.db.migrate import upgrade
+    from stage_e_dagster.db.core.migrate import upgrade
 
     upgrade(app_url(migrate=False))
     click.echo("schema is at head")

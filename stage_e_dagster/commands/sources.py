@@ -23,7 +23,7 @@ def sources() -> None:
 @click.option("--key", required=True, help="A short key naming this source (card identifiers are paths under it).")
 def add_command(directory: Path, key: str) -> None:
     """Register DIRECTORY as source KEY (again with another directory: the source moves there)."""
-    from stage_e_dagster.db.sources import add_source
+    from stage_e_dagster.db.intake.sources import add_source
 
     key = key.strip()
     if not key:
@@ -39,7 +39,7 @@ def add_command(directory: Path, key: str) -> None:
 @sources.command("list")
 def list_command() -> None:
     """Every registered source: key, directory, cards (and how many are missing), last sync."""
-    from stage_e_dagster.db.sources import card_counts, list_sources
+    from stage_e_dagster.db.intake.sources import card_counts, list_sources
 
     url = app_url()
     rows = list_sources(url)
@@ -59,7 +59,7 @@ def list_command() -> None:
 @click.option("--full", is_flag=True, help="Read every file, not only those changed since the last sync.")
 def sync_command(keys: tuple[str, ...], full: bool) -> None:
     """Sync the sources named (default: every source) now, in this process, as the card_sources asset does."""
-    from stage_e_dagster.db.sources import list_sources, sync_source
+    from stage_e_dagster.db.intake.sources import list_sources, sync_source
 
     url = app_url()
     rows = list_sources(url, list(keys) or None)

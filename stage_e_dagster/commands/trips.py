@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from stage_e_dagster.commands import app_url
-from stage_e_dagster.db import trips as trip_store
+from stage_e_dagster.db.runs import trips as trip_store
 
 
 def _value(number: float | None) -> str:

@@ -9,7 +9,7 @@ run with a `Failure` saying why; it touches no other trip and starts nothing.
 from dagster import Config, Failure, MetadataValue, Nothing, OpExecutionContext, Out, Output, job, op
 from pydantic import Field
 
-from stage_e_dagster.db.trips import TripError, acknowledge
+from stage_e_dagster.db.runs.trips import TripError, acknowledge
 from stage_e_dagster.resources.database import AppDatabase
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field
 
-from stage_e_dagster.db.migrate import require_head
-from stage_e_dagster.db.urls import normalise_url
+from stage_e_dagster.db.core.migrate import require_head
+from stage_e_dagster.db.core.urls import normalise_url
 
 
 class AppDatabase(ConfigurableResource):

@@ -27,8 +27,8 @@ from dagster import ConfigurableResource, Failure
 from pydantic import Field, PrivateAttr
 from sqlalchemy.exc import SQLAlchemyError
 
-from stage_e_dagster.db import trips
-from stage_e_dagster.db.image_loads import recent_load_counts
+from stage_e_dagster.db.runs import trips
+from stage_e_dagster.db.runs.image_loads import recent_load_counts
 from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, enforced, evaluate_bars
 from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.host import default_load_ceiling, default_load_target

@@ -1,7 +1,7 @@
-"""The OCR slot cap as a Dagster resource: configuration of a `db.slot_cap.SlotCap`, which does the locking.
+"""The OCR slot cap as a Dagster resource: configuration of a `db.slots.cap.SlotCap`, which does the locking.
 
 Oversubscribed OCR is slower than sequential OCR and overloads the host, so a worker takes a slot (a Postgres
-session advisory lock) before it starts and refuses to start without one; see `stage_e_dagster.db.slot_cap`.
+session advisory lock) before it starts and refuses to start without one; see `stage_e_dagster.db.slots.cap`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 from dagster import ConfigurableResource
 from pydantic import Field, PrivateAttr
 
-from stage_e_dagster.db.slot_cap import APPLICATION_PREFIX, LOST_CHECK_SECONDS, POLL_SECONDS, SlotCap
-from stage_e_dagster.db.slot_holders import Scope
+from stage_e_dagster.db.slots.cap import APPLICATION_PREFIX, LOST_CHECK_SECONDS, POLL_SECONDS, SlotCap
+from stage_e_dagster.db.slots.holders import Scope
 from stage_e_dagster.host import usable_cores
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.settings import Settings

@@ -21,7 +21,7 @@ from dagster import (
     schedule,
 )
 
-from stage_e_dagster.db.stream import SweepClaim, claim_sweep_range, reconcile_next
+from stage_e_dagster.db.work.queue import SweepClaim, claim_sweep_range, reconcile_next
 from stage_e_dagster.domain.batching import split_batches, sweep_run_key
 from stage_e_dagster.jobs import BatchSpec, micro_batch
 from stage_e_dagster.resources.database import AppDatabase

@@ -2,7 +2,7 @@
 
 Each tick first reclaims dead batches (a `running` ledger row that stopped heartbeating, or whose Dagster run
 ended), then checks the gates (`sensors/gates.py`), then takes the next offered cards from the work queue
-(`db.stream.cards_needing_work`: cards owed work whose retry wait is over, outside running and queued batches) and
+(`db.work.queue.cards_needing_work`: cards owed work whose retry wait is over, outside running and queued batches) and
 groups them into batches. So new cards, and the cards of halted, failed, throttled or reclaimed batches, are all
 offered again within a tick or two of nothing gating them.
 
@@ -27,7 +27,7 @@ from dagster import (
     sensor,
 )
 
-from stage_e_dagster.db.stream import StreamCard, cards_needing_work
+from stage_e_dagster.db.work.queue import StreamCard, cards_needing_work
 from stage_e_dagster.domain.batching import runs_allowed, split_batches, stream_run_key
 from stage_e_dagster.jobs import BatchSpec, micro_batch
 from stage_e_dagster.resources.database import AppDatabase

@@ -10,9 +10,9 @@ import time
 
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
-from stage_e_dagster.db import ledger
-from stage_e_dagster.db.ledger import LedgerRow
-from stage_e_dagster.db.trips import open_trips
+from stage_e_dagster.db.runs import ledger
+from stage_e_dagster.db.runs.ledger import LedgerRow
+from stage_e_dagster.db.runs.trips import open_trips
 from stage_e_dagster.jobs import MICRO_BATCH, batch_from_run_config
 from stage_e_dagster.resources.stream import StreamControl
 

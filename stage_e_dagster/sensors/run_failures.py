@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from dagster import DagsterError, DagsterEvent, DefaultSensorStatus, RunFailureSensorContext, run_failure_sensor
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from stage_e_dagster.db import ledger, trips
+from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec, batch_from_run_config
 from stage_e_dagster.resources.database import AppDatabase
 

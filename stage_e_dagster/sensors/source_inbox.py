@@ -41,7 +41,7 @@ from dagster import (
     sensor,
 )
 
-from stage_e_dagster.db.sources import SourceRow, list_sources
+from stage_e_dagster.db.intake.sources import SourceRow, list_sources
 from stage_e_dagster.domain.scan_files import Listing, list_images
 from stage_e_dagster.jobs import SYNC_SOURCES, SyncSpec, sync_sources
 from stage_e_dagster.resources.database import AppDatabase

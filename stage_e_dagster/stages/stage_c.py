@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from stage_e_dagster.db import evidence_store
+from stage_e_dagster.db.judgement import evidence_store
 from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.domain.stage_c import StageCCounters, extractors_needed
 from stage_e_dagster.stages.stage_c_copies import COPY_WAIT_SECONDS, extract_once_per_content

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from stage_e_dagster.db import evidence_store
-from stage_e_dagster.db.identity_groups import ContentLocks, carry_evidence, carry_skips, settled
+from stage_e_dagster.db.judgement import evidence_store
+from stage_e_dagster.db.judgement.identity_groups import ContentLocks, carry_evidence, carry_skips, settled
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog

@@ -15,17 +15,17 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from stage_e_dagster.db.consensus_store import (
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.judgement.consensus_store import (
     ConsensusResult,
     check_policy,
     in_transaction,
     lock_cards,
     recompute_consensus,
 )
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.evidence_store import mark_decided
-from stage_e_dagster.db.stage_d_inputs import load_expansions, load_stage_d_inputs
-from stage_e_dagster.db.votes import LogWriteResult, VoteWriteResult, write_log_entries, write_vote_groups
+from stage_e_dagster.db.judgement.evidence_store import mark_decided
+from stage_e_dagster.db.judgement.stage_d_inputs import load_expansions, load_stage_d_inputs
+from stage_e_dagster.db.judgement.votes import LogWriteResult, VoteWriteResult, write_log_entries, write_vote_groups
 from stage_e_dagster.domain.calculators import CALCULATORS, Calculator
 from stage_e_dagster.domain.catalog import ExpansionRef
 from stage_e_dagster.domain.stage_d import StageDPlan, outcome_names, plan_batch

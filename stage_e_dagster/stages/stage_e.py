@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from stage_e_dagster.db import ledger
-from stage_e_dagster.db.consensus_store import state_counts
-from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.judgement.consensus_store import state_counts
+from stage_e_dagster.db.runs import ledger
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stage_e_dagster.db.slot_cap import SlotCap
+from stage_e_dagster.db.slots.cap import SlotCap
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import make_engine

@@ -10,8 +10,8 @@ import psycopg2
 import pytest
 from sqlalchemy.engine import make_url
 
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.urls import libpq_dsn
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.core.urls import libpq_dsn
 from tests.conftest import TEMPLATE, scratch_database
 from tests.review.helpers import Scan, seed_corpus
 

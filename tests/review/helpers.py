@@ -20,11 +20,11 @@ from pathlib import Path
 import uvicorn
 from sqlalchemy import select, text, update
 
-from stage_e_dagster.db.catalog_import import import_catalog
-from stage_e_dagster.db.engine import get_engine, session_scope
-from stage_e_dagster.db.evidence_store import log_skip
-from stage_e_dagster.db.ingest import ingest_directory
-from stage_e_dagster.db.models import Card, CardPrintingTag, Expansion
+from stage_e_dagster.db.catalog.importer import import_catalog
+from stage_e_dagster.db.core.engine import get_engine, session_scope
+from stage_e_dagster.db.core.models import Card, CardPrintingTag, Expansion
+from stage_e_dagster.db.intake.ingest import ingest_directory
+from stage_e_dagster.db.judgement.evidence_store import log_skip
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.demo.render import render_scan
 from stage_e_dagster.domain.evidence.model import EvidenceSkip

@@ -7,9 +7,10 @@ import threading
 import pytest
 from sqlalchemy import text
 
-from stage_e_dagster.db.engine import get_engine
-from stage_e_dagster.db.review_claims import claim_next, release
-from stage_e_dagster.db.review_page import (
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.judgement.votes import cast_human_vote
+from stage_e_dagster.db.review.claims import claim_next, release
+from stage_e_dagster.db.review.page import (
     NotACandidate,
     StaleEntry,
     load_card_view,
@@ -17,7 +18,6 @@ from stage_e_dagster.db.review_page import (
     queue_counts,
     queue_entries,
 )
-from stage_e_dagster.db.votes import cast_human_vote
 from stage_e_dagster.stages.stage_d import run_stage_d
 from tests.review.helpers import card_state, human_votes
 from tests.stage_d_seed import add_evidence

@@ -8,7 +8,7 @@ import os
 from click.testing import CliRunner
 from sqlalchemy import text
 
-from stage_e_dagster.db.engine import get_engine
+from stage_e_dagster.db.core.engine import get_engine
 from tests.review.helpers import Browserless, card_state, human_votes, serve
 
 

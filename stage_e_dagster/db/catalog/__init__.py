@@ -1,0 +1,1 @@
+"""The printing catalogue: importing Scryfall files and re-opening cards when it changes."""

@@ -1,0 +1,288 @@
+"""Stream a Scryfall bulk-data file into `expansion` and `printing`, upserting on the Scryfall id.
+
+The file is parsed incrementally (ijson), so memory stays bounded however large the file is, and so it does
+whatever the file holds: no record may take more than `MAX_RECORD_BYTES` of the file (a giant string or a huge array
+inside one record would otherwise be built whole in memory) or nest deeper than `MAX_DEPTH` (the parser's prefix
+paths grow with the square of the depth: 20,000 levels in 40 KB took 1 GB), and at most `MAX_MALFORMED` records may
+be malformed; past a limit the import stops with a `CatalogLimitError` that says which. A malformed record is
+reported with its index and skipped; a file that stops being valid JSON ends the import with an error that says
+how far it got (everything before that point is committed).
+
+A batch that adds or changes printings re-opens, for Stage D only and in the same transaction, the cards whose
+candidate set it changed (`catalog_reopen`); a record equal to what is stored changes nothing, so re-importing the
+same file re-opens nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import ijson
+from sqlalchemy import Connection, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert
+
+from stage_e_dagster.db.catalog.reopen import cards_to_reopen, reopen_for_stage_d
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.core.models import Expansion, Printing
+from stage_e_dagster.db.judgement.consensus_store import in_transaction
+from stage_e_dagster.domain.scryfall import MalformedCard, PrintingRecord, parse_card
+from stage_e_dagster.domain.work import candidate_names
+
+BATCH_SIZE = 1000
+MAX_RECORD_BYTES = 1024 * 1024
+"""The most file bytes one card object may span (a real Scryfall card is a few KB)."""
+MAX_DEPTH = 32
+"""The deepest nesting a card object may have (a real one has about 4 levels)."""
+MAX_SETS_BYTES = 32 * 1024 * 1024
+"""The largest sets file read (Scryfall's whole list of sets is about 1 MB)."""
+MAX_MALFORMED = 10_000
+"""The most malformed records an import reports before it decides the file is not a card catalogue."""
+
+
+class CatalogFileError(RuntimeError):
+    """The catalogue file is not a readable JSON array of card objects."""
+
+
+class CatalogLimitError(CatalogFileError):
+    """The catalogue file breaks a size limit that keeps the import's memory bounded; the message says which."""
+
+
+class _RecordBound:
+    """A binary file whose `read` fails once more than `limit` bytes were read since the last record ended, so no
+    single record (however it is built) reaches the parser's memory whole."""
+
+    def __init__(self, handle: BinaryIO, limit: int) -> None:
+        self.handle, self.limit, self.since = handle, limit, 0
+
+    def read(self, size: int = -1) -> bytes:
+        if self.since > self.limit:
+            raise CatalogLimitError(f"spans more than {self.limit} bytes of the file (a giant string or a huge "
+                                    "array?)")
+        data = self.handle.read(size if size >= 0 else self.limit + 1)
+        self.since += len(data)
+        return data
+
+    def record_ended(self) -> None:
+        self.since = 0
+
+
+@dataclass
+class ImportSummary:
+    printings: int = 0
+    set_codes: set[str] = field(default_factory=set)
+    malformed: list[tuple[int, str]] = field(default_factory=list)
+    symbols_stored: int = 0
+    symbols_unknown_set: list[str] = field(default_factory=list)
+    symbols_unreadable: list[str] = field(default_factory=list)
+    totals_stored: int = 0
+    totals_unknown_set: list[str] = field(default_factory=list)
+    changed: int = 0  # printings added or changed (a record equal to the stored one is not a change)
+    reopened: set[int] = field(default_factory=set)  # cards re-opened for Stage D by those changes
+
+
+def import_catalog(
+    url: str,
+    path: Path,
+    *,
+    on_progress: Callable[[int], None] | None = None,
+    on_malformed: Callable[[int, str], None] | None = None,
+) -> ImportSummary:
+    """Import `path`, calling `on_progress(bytes_read)` per batch and `on_malformed(index, why)` per bad record."""
+    summary = ImportSummary()
+    engine = get_engine(url)
+    batch: list[PrintingRecord] = []
+    index = -1
+    with open(path, "rb") as handle:
+        bound = _RecordBound(handle, MAX_RECORD_BYTES)
+        try:
+            for index, obj in enumerate(_records(bound, path)):
+                bound.record_ended()
+                try:
+                    batch.append(parse_card(obj))
+                except MalformedCard as err:
+                    summary.malformed.append((index, str(err)))
+                    if on_malformed:
+                        on_malformed(index, str(err))
+                    if len(summary.malformed) > MAX_MALFORMED:
+                        _flush(engine, batch, summary)
+                        raise CatalogLimitError(
+                            f"{path}: more than {MAX_MALFORMED} malformed records (the last is record {index}); "
+                            f"is this a Scryfall bulk-data file? {summary.printings} printings were imported"
+                        ) from None
+                if len(batch) >= BATCH_SIZE:
+                    _flush(engine, batch, summary)
+                    batch = []
+                    if on_progress:
+                        on_progress(_position(handle))
+        except CatalogLimitError as err:
+            if str(err).startswith(str(path)):
+                raise
+            _flush(engine, batch, summary)
+            raise CatalogLimitError(
+                f"{path}: record {index + 1} {err}; {summary.printings} printings were imported before it"
+            ) from None
+        except ijson.JSONError as err:
+            _flush(engine, batch, summary)
+            raise CatalogFileError(
+                f"{path} is not valid JSON after record {index} ({err}); {summary.printings} printings were imported"
+            ) from err
+        _flush(engine, batch, summary)
+        if on_progress:
+            on_progress(_position(handle))
+    if index == -1 and summary.printings == 0 and not summary.malformed:
+        _check_is_array(path)
+    return summary
+
+
+def _records(handle: _RecordBound, path: Path) -> Iterator[Any]:
+    """The elements of the top-level JSON array, built from the parser's flat events (no prefix paths) with
+    `MAX_DEPTH` enforced as they nest."""
+    events = ijson.basic_parse(handle, use_float=True)
+    first = next(events, None)
+    if first is None:
+        return
+    if first[0] != "start_array":
+        raise CatalogFileError(f"{path} is not a JSON array of card objects")
+    stack: list[Any] = []
+    keys: list[str | None] = []
+    for event, value in events:
+        if event == "map_key":
+            keys[-1] = value
+            continue
+        if event in ("start_map", "start_array"):
+            value = {} if event == "start_map" else []
+            if len(stack) >= MAX_DEPTH:
+                raise CatalogLimitError(f"is nested deeper than {MAX_DEPTH} levels")
+        elif event in ("end_map", "end_array"):
+            if not stack:
+                return  # the end of the top-level array
+            done = stack.pop()
+            keys.pop()
+            if not stack:
+                yield done
+            continue
+        if stack:
+            if isinstance(stack[-1], dict):
+                stack[-1][keys[-1]] = value
+            else:
+                stack[-1].append(value)
+        if event in ("start_map", "start_array"):
+            stack.append(value)
+            keys.append(None)
+        elif not stack:
+            yield value  # a scalar record
+
+
+def _position(handle: BinaryIO) -> int:
+    return handle.tell()
+
+
+def _check_is_array(path: Path) -> None:
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip()
+    if not head.startswith(b"["):
+        raise CatalogFileError(f"{path} is not a JSON array of card objects")
+
+
+def _flush(engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
+    if not batch:
+        return
+    unique = {record.scryfall_id: record for record in batch}
+    expansions: dict[str, dict] = {}
+    for record in unique.values():
+        current = expansions.get(record.set_code)
+        if current is None or (record.released_at and (not current["released_at"]
+                                                          or record.released_at < current["released_at"])):
+            expansions[record.set_code] = {"code": record.set_code, "name": record.set_name,
+                                           "released_at": record.released_at}
+    rows = []
+    for record in unique.values():
+        row = asdict(record)
+        row.pop("set_name")
+        rows.append(row)
+
+    def work(conn: Connection) -> tuple[int, set[int]]:
+        exp_stmt = insert(Expansion).values(list(expansions.values()))
+        exp_stmt = exp_stmt.on_conflict_do_update(
+            index_elements=[Expansion.code],
+            set_={
+                "name": exp_stmt.excluded.name,
+                "released_at": func.least(Expansion.released_at, exp_stmt.excluded.released_at),
+            },
+        )
+        conn.execute(exp_stmt)
+        before = {row.scryfall_id: (row.name_normalised, row.face_names) for row in conn.execute(
+            select(Printing.scryfall_id, Printing.name_normalised, Printing.face_names)
+            .where(Printing.scryfall_id.in_(list(unique))))}
+        stmt = insert(Printing).values(rows)
+        columns = [key for key in rows[0] if key != "scryfall_id"]
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[Printing.scryfall_id],
+            set_={key: stmt.excluded[key] for key in columns},
+            where=or_(*(Printing.__table__.c[key].is_distinct_from(stmt.excluded[key]) for key in columns)),
+        ).returning(Printing.scryfall_id, Printing.name_normalised, Printing.face_names)
+        changed = conn.execute(stmt).all()
+        if not changed:
+            return 0, set()
+        touched = [(row.name_normalised, row.face_names) for row in changed]
+        touched += [before[row.scryfall_id] for row in changed if row.scryfall_id in before]
+        return len(changed), reopen_for_stage_d(conn, cards_to_reopen(conn, candidate_names(touched), lacking=True))
+
+    changed, reopened = in_transaction(engine, work)
+    summary.changed += changed
+    summary.reopened |= reopened
+    summary.printings += len(rows)
+    summary.set_codes.update(expansions)
+
+
+def store_symbol_hashes(url: str, symbols_dir: Path, summary: ImportSummary) -> None:
+    """Store each `<set code>.png` symbol's canonical phash on its expansion."""
+    from PIL import Image, UnidentifiedImageError
+
+    from stage_e_dagster.domain.evidence.hashing import symbol_phash
+
+    engine = get_engine(url)
+    for png in sorted(symbols_dir.glob("*.png")):
+        code = png.stem.lower()
+        try:
+            with Image.open(png) as img:
+                value = symbol_phash(img)
+        except (OSError, UnidentifiedImageError, ValueError):
+            summary.symbols_unreadable.append(png.name)
+            continue
+        with engine.begin() as conn:
+            result = conn.execute(update(Expansion).where(Expansion.code == code).values(symbol_phash=value))
+        if result.rowcount:
+            summary.symbols_stored += 1
+        else:
+            summary.symbols_unknown_set.append(code)
+
+
+def store_printed_totals(url: str, sets_path: Path, summary: ImportSummary) -> None:
+    """Store each set's `printed_size` from a Scryfall sets file (the `/sets` list object, or a JSON array of set
+    objects) on its expansion, as `printed_total`; a set with no printed size is left as it is. Sets that name no
+    imported expansion are listed in `summary.totals_unknown_set`."""
+    import json
+
+    if sets_path.stat().st_size > MAX_SETS_BYTES:
+        raise CatalogLimitError(f"{sets_path.name} is larger than {MAX_SETS_BYTES} bytes: not a Scryfall sets file")
+    try:
+        document = json.loads(sets_path.read_bytes())
+    except ValueError as err:
+        raise CatalogFileError(f"{sets_path.name} is not valid JSON: {err}") from None
+    sets = document.get("data") if isinstance(document, dict) else document
+    if not isinstance(sets, list):
+        raise CatalogFileError(f"{sets_path.name} holds no list of set objects")
+    totals = {str(item["code"]).lower(): item["printed_size"] for item in sets
+              if isinstance(item, dict) and isinstance(item.get("code"), str)
+              and isinstance(item.get("printed_size"), int) and item["printed_size"] > 0}
+    with get_engine(url).begin() as conn:
+        for code, total in sorted(totals.items()):
+            result = conn.execute(update(Expansion).where(Expansion.code == code).values(printed_total=total))
+            if result.rowcount:
+                summary.totals_stored += 1
+            else:
+                summary.totals_unknown_set.append(code)

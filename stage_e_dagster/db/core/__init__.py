@@ -1,0 +1,1 @@
+"""The database core: engine, models, migrations, array literals, advisory locks and URL helpers."""

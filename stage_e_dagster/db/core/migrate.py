@@ -1,0 +1,86 @@
+"""The schema: apply the Alembic migrations and the code's work rules (an explicit step), and check a database is
+ready before use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, pool, text
+from sqlalchemy.exc import InterfaceError, OperationalError, ProgrammingError
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+# Serialises concurrent upgrades (a CLI and a Dagster step starting at once) on one database.
+_MIGRATION_LOCK_KEY = 0x5E_DB_00_01
+
+
+class SchemaNotCurrent(RuntimeError):
+    """The application database is not at the newest migration; the message says how to upgrade it."""
+
+
+def alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Upgrade the database at `url` to `revision` (holding an advisory lock so concurrent callers queue); at head,
+    also store this code's work rules (`db.work.work_rule.sync`), recomputing every card's work if they changed."""
+    engine = create_engine(url, poolclass=pool.NullPool)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+            config = alembic_config(url)
+            config.attributes["connection"] = conn
+            command.upgrade(config, revision)
+    finally:
+        engine.dispose()
+    if revision == "head":
+        from stage_e_dagster.db.work import work_rule
+
+        work_rule.sync(url)
+
+
+def head_revision() -> str:
+    """The newest migration's revision id."""
+    head = ScriptDirectory.from_config(alembic_config("postgresql://")).get_current_head()
+    assert head is not None
+    return head
+
+
+_current: set[str] = set()
+
+
+def require_head(url: str) -> None:
+    """Raise `SchemaNotCurrent` unless the database at `url` is at the newest migration and holds this code's work
+    rules (a success is remembered for the process). A database that cannot be reached is not judged here: the work
+    that needs it reports that."""
+    if url in _current:
+        return
+    engine = create_engine(url, poolclass=pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            current = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except ProgrammingError:
+        current = None
+    except (OperationalError, InterfaceError):
+        return
+    finally:
+        engine.dispose()
+    if current != head_revision():
+        raise SchemaNotCurrent(
+            f"the application database is at schema revision {current or 'none'}, not {head_revision()}: "
+            "run `stage-e db upgrade` (or `make demo`, which does it)"
+        )
+    from stage_e_dagster.db.work import work_rule
+
+    if not work_rule.is_current(url):
+        raise SchemaNotCurrent(
+            "the application database's work rules (extractor versions, calculators) are not this code's: "
+            "run `stage-e db upgrade` once this version is deployed everywhere"
+        )
+    _current.add(url)

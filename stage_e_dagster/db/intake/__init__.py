@@ -1,0 +1,1 @@
+"""Intake: sources and ingesting their files into `card`."""

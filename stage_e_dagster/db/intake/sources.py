@@ -1,0 +1,115 @@
+"""Sources: the directories card scans come from, registered once in the `source` table, and syncing them.
+
+The `source` table is the one place sources are configured: `stage-e sources add DIR --key K` (or `stage-e ingest`)
+registers one, and the `source_inbox` sensor, the `card_sources` asset and the daily re-sync all read it.
+
+A sync is `db.intake.ingest.ingest_directory` over the source's directory, holding a Postgres advisory lock on the source
+so two syncs of one source (the sensor's and the schedule's, or a CLI ingest) take turns instead of racing. A quick
+sync trusts the files that did not change since the previous sync started (size and file times, see `db.intake.ingest`);
+a full sync reads every file. A successful sync stores when it started and the digest of the listing it started from
+(`synced_listing`), which the `source_inbox` sensor compares with the directory's listing now. A directory that is
+missing or unreadable is reported `unavailable` and left alone: an unmounted disk must not mark every card of the
+source vanished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import text
+
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.intake.ingest import IngestSummary, ensure_source, ingest_directory
+from stage_e_dagster.domain.scan_files import list_images
+
+SOURCE_LOCK_NAMESPACE = 0x53455352  # "SESR": stage-e source; the `classid` of every source sync lock
+TRUST_MARGIN_SECONDS = 2.0
+"""A file modified less than this before the previous sync started is read again (coarse file-system clocks)."""
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    id: int
+    key: str
+    kind: str
+    location: str
+    created_at: datetime
+    synced_at: datetime | None
+    synced_listing: str | None
+
+
+_SELECT = "SELECT id, key, kind, location, created_at, synced_at, synced_listing FROM source"
+
+
+def list_sources(url: str, keys: Sequence[str] | None = None) -> list[SourceRow]:
+    """Registered sources (every one, or those named in `keys`), by key."""
+    where = " WHERE key = ANY(CAST(:keys AS text[]))" if keys else ""
+    with get_engine(url).connect() as conn:
+        rows = conn.execute(text(f"{_SELECT}{where} ORDER BY key"), {"keys": list(keys or [])}).mappings().all()
+    return [SourceRow(**row) for row in rows]
+
+
+def card_counts(url: str) -> dict[str, tuple[int, int]]:
+    """Per source key: (cards, of which missing from the directory)."""
+    sql = ("SELECT s.key, count(c.id), count(c.missing_since) FROM source s LEFT JOIN card c ON c.source_id = s.id "
+           "GROUP BY s.key")
+    with get_engine(url).connect() as conn:
+        return {key: (int(cards), int(missing)) for key, cards, missing in conn.execute(text(sql))}
+
+
+def add_source(url: str, key: str, directory: Path) -> tuple[SourceRow, str | None]:
+    """Register `directory` as source `key`; returns the row and the previous location when `key` pointed
+    elsewhere (its files are then all read again at the next sync)."""
+    location = str(directory.resolve())
+    before = list_sources(url, [key])
+    ensure_source(url, key, Path(location))
+    moved = before[0].location if before and before[0].location != location else None
+    if moved is not None:
+        with get_engine(url).begin() as conn:
+            conn.execute(text("UPDATE source SET synced_at = NULL, synced_listing = NULL WHERE key = :key"),
+                         {"key": key})
+    return list_sources(url, [key])[0], moved
+
+
+@dataclass
+class SourceSync:
+    """One source's sync: `synced` (with the ingest summary), or `unavailable` (directory missing or unreadable)."""
+
+    key: str
+    location: str
+    status: str
+    full: bool
+    summary: IngestSummary = field(default_factory=IngestSummary)
+    seconds: float = 0.0
+
+
+def sync_source(url: str, source: SourceRow, *, full: bool = False,
+                on_file: Callable[[str], None] | None = None) -> SourceSync:
+    """Bring `source`'s cards in line with its directory (see the module docstring); `on_file` per file seen."""
+    started = datetime.now(UTC)  # before the listing: whatever changes after it is read by the next sync
+    root = Path(source.location)
+    listing = list_images(root)
+    if listing is None:
+        return SourceSync(source.key, source.location, "unavailable", full)
+    trust_before = None
+    if not full and source.synced_at is not None:
+        trust_before = source.synced_at.timestamp() - TRUST_MARGIN_SECONDS
+    with get_engine(url).connect() as lock:
+        lock.execute(text("SELECT pg_advisory_lock(:ns, :id)"), {"ns": SOURCE_LOCK_NAMESPACE, "id": source.id})
+        lock.commit()
+        try:
+            try:
+                summary = ingest_directory(url, root, source.key, on_file=on_file, trust_before=trust_before)
+            except (NotADirectoryError, PermissionError, FileNotFoundError):
+                return SourceSync(source.key, source.location, "unavailable", full)
+            with get_engine(url).begin() as conn:
+                conn.execute(text("UPDATE source SET synced_at = :at, synced_listing = :listing WHERE id = :id"),
+                             {"at": started, "listing": listing.digest, "id": source.id})
+        finally:
+            lock.execute(text("SELECT pg_advisory_unlock(:ns, :id)"), {"ns": SOURCE_LOCK_NAMESPACE, "id": source.id})
+            lock.commit()
+    seconds = (datetime.now(UTC) - started).total_seconds()
+    return SourceSync(source.key, source.location, "synced", full, summary, round(seconds, 3))

@@ -1,0 +1,129 @@
+"""Stage C storage: what a batch's cards need, evidence upserts with carry-forward, and named skips."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, func, select, text
+from sqlalchemy.dialects.postgresql import insert
+
+from stage_e_dagster.db.core.arrays import int_array, text_array
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.core.models import CardScanLog, Expansion, ImageEvidence
+from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE
+from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
+from stage_e_dagster.domain.evidence.read_catalog import CODELESS_FRAMES, ReadCatalog
+from stage_e_dagster.domain.stage_c import CardWork, evidence_columns
+from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
+
+_BATCH_SQL = text(
+    """
+    SELECT c.id, s.location, c.identifier, c.name, c.content_sha256, c.missing_since IS NOT NULL AS missing,
+           e.extractor_versions,
+           EXISTS (SELECT 1 FROM card_scan_log l
+                   WHERE l.card_id = c.id AND l.anonymous_id = :stage_c AND l.evidence_key = c.content_sha256)
+             AS skipped_before
+    FROM card c
+    JOIN source s ON s.id = c.source_id
+    LEFT JOIN image_evidence e ON e.card_id = c.id AND e.content_sha256 = c.content_sha256
+    WHERE c.id = ANY(:ids)
+    ORDER BY c.id
+    """
+)
+
+
+def load_batch(url: str, card_ids: Sequence[int]) -> list[CardWork]:
+    """The batch's cards with what is stored for their current bytes; unknown ids are simply absent."""
+    with get_engine(url).connect() as conn:
+        rows = conn.execute(_BATCH_SQL, {"ids": list(card_ids), "stage_c": STAGE_C_ID}).all()
+    return [
+        CardWork(
+            card_id=row.id,
+            path=str(Path(row.location) / row.identifier),
+            content_sha256=row.content_sha256,
+            stored_versions=row.extractor_versions,
+            skipped_before=row.skipped_before,
+            missing=row.missing,
+            name=row.name,
+            root=row.location,
+        )
+        for row in rows
+    ]
+
+
+_PRINTINGS = text("SELECT name, set_code, collector_number FROM printing")
+_CODELESS = text(
+    "SELECT set_code FROM printing GROUP BY set_code HAVING bool_and(frame = ANY(CAST(:frames AS text[])))"
+)
+
+
+def read_catalog(url: str) -> ReadCatalog:
+    """What the collector reader may know of the catalogue: every printing's (name, set, number), every set code
+    with its printed total where a sets file gave it, and the sets whose collector line prints no set code (by
+    their printings' frames)."""
+    with get_engine(url).connect() as conn:
+        printings = [tuple(row) for row in conn.execute(_PRINTINGS)]
+        sets = conn.execute(select(Expansion.code, Expansion.printed_total)).all()
+        codeless = list(conn.execute(_CODELESS, {"frames": text_array(CODELESS_FRAMES)}).scalars())
+    totals = {code: total for code, total in sets if total}
+    return ReadCatalog.build(printings, totals=totals, set_codes=[code for code, _ in sets], codeless=codeless)
+
+
+def save_evidence(url: str, card_id: int, content_sha256: str, evidence: Evidence, run_id: str | None) -> None:
+    """Upsert evidence for (card, bytes): computed columns overwrite, extractor versions merge."""
+    computed = set(evidence.extractor_versions)
+    columns = evidence_columns(evidence, computed)
+    stmt = insert(ImageEvidence).values(
+        card_id=card_id, content_sha256=content_sha256, extractor_versions=evidence.extractor_versions,
+        run_id=run_id, **columns,
+    )
+    stmt = stmt.on_conflict_do_update(
+        constraint="uq_image_evidence_card_sha",
+        set_={
+            **{name: stmt.excluded[name] for name in columns},
+            "extractor_versions": ImageEvidence.extractor_versions.op("||")(stmt.excluded.extractor_versions),
+            "run_id": stmt.excluded.run_id,
+            "decided_by": None,
+            "carried_from_card_id": None,  # read from this card's own file now
+            "updated_at": func.now(),
+        },
+    )
+    with get_engine(url).begin() as conn:
+        conn.execute(stmt)
+
+
+_MARK_DECIDED = text(
+    f"UPDATE image_evidence AS e SET decided_by = :decided_by FROM card AS c WHERE {CURRENT_EVIDENCE} "
+    "AND c.id = ANY(CAST(:ids AS bigint[])) AND e.decided_by IS DISTINCT FROM :decided_by"
+)
+
+
+def mark_decided(conn: Connection, card_ids: Sequence[int], decided_by: str = DECIDED_BY) -> None:
+    """Mark the cards' current evidence decided by the calculators named in `decided_by`, in the deciding
+    transaction (Stage C clears the mark whenever it rewrites the row)."""
+    if card_ids:
+        conn.execute(_MARK_DECIDED, {"ids": int_array(card_ids), "decided_by": decided_by})
+
+
+def log_skip(url: str, card_id: int, content_sha256: str, skip: EvidenceSkip, run_id: str | None) -> bool:
+    """Record a named Stage C skip for these bytes, once: False when the same skip is already logged."""
+    detail: dict[str, Any] = {k: v if isinstance(v, int | float | str | bool) or v is None else str(v)
+                              for k, v in skip.detail.items()}
+    with get_engine(url).begin() as conn:
+        exists = conn.execute(
+            select(CardScanLog.id).where(
+                CardScanLog.card_id == card_id, CardScanLog.anonymous_id == STAGE_C_ID,
+                CardScanLog.evidence_key == content_sha256, CardScanLog.skip_reason == skip.reason,
+            ).limit(1)
+        ).first()
+        if exists:
+            return False
+        conn.execute(
+            insert(CardScanLog).values(
+                card_id=card_id, anonymous_id=STAGE_C_ID, skip_reason=skip.reason, evidence_key=content_sha256,
+                run_id=run_id, detail=detail,
+            )
+        )
+    return True

@@ -1,0 +1,1 @@
+"""Reporting: the pipeline's status and the invariant queries."""

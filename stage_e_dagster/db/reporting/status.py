@@ -1,0 +1,156 @@
+"""One read of the whole pipeline's state for `stage-e status`: cards, backlog, batches, trips, review, slots.
+
+`format_status` renders it for people and `status_document` as one JSON document for scripts (its keys are a
+contract, documented in the README). What each count costs: the backlog and the funnel's "new" and "awaiting votes"
+read the work queue (as small as the work); the ledger and trip counts read tables that grow with batches and trips.
+Three counts read in proportion to the catalogue of scans: cards by state (one pass over `card`), "with a machine
+vote" (one pass over the machine votes) and the review queue (every card ever routed to review, joined to `card`).
+At 1M cards they make the whole read take seconds, not milliseconds (docs/performance.md, "Scale"): fine for a
+command an operator runs, not for something polled every second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import text
+
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.review.queue import review_queue_size
+from stage_e_dagster.db.runs import ledger, trips
+from stage_e_dagster.db.slots.holders import SlotHolder, list_slot_holders
+from stage_e_dagster.db.work.queue import backlog
+from stage_e_dagster.domain.calculators import MACHINE_PREFIX
+
+LEDGER_STATUSES = ("running", "completed", "throttled", "halted", "failed")
+CONSENSUS_STATES = ("unresolved", "resolved", "no_match", "missing")
+
+
+@dataclass(frozen=True)
+class PipelineStatus:
+    cards: dict[str, int]
+    """By consensus state: unresolved / resolved / no_match, and `missing` (file vanished) whatever the state."""
+    backlog: dict[str, int]
+    batches: dict[str, int]
+    recent: list[ledger.LedgerRow]
+    open_trips: list[trips.Trip]
+    review_queue: int
+    slots_held: int
+    funnel: dict[str, int] = field(default_factory=dict)
+    """`new` (owed Stage C), `awaiting_votes` (owed Stage D), `with_machine_vote` (cards holding a machine vote)."""
+    slot_holders: list[SlotHolder] = field(default_factory=list)
+
+
+_CARDS = ("SELECT CASE WHEN missing_since IS NOT NULL THEN 'missing' ELSE printing_status END, count(*) "
+          "FROM card GROUP BY 1")
+_FUNNEL = (
+    "SELECT (SELECT count(*) FROM card_work WHERE stage = 'C') AS new, "
+    "(SELECT count(*) FROM card_work WHERE stage = 'D') AS awaiting_votes, "
+    "(SELECT count(DISTINCT card_id) FROM card_printing_tag WHERE anonymous_id LIKE :machine) AS with_machine_vote"
+)
+
+
+def pipeline_status(url: str, recent: int = 5) -> PipelineStatus:
+    with get_engine(url).connect() as conn:
+        cards = dict(conn.execute(text(_CARDS)).all())
+        batches = dict(conn.execute(text("SELECT status, count(*) FROM dispatch_ledger GROUP BY 1")).all())
+        queue = review_queue_size(conn)
+        funnel = conn.execute(text(_FUNNEL), {"machine": MACHINE_PREFIX + "%"}).one()._mapping
+    holders = list_slot_holders(url)
+    return PipelineStatus(
+        cards={k: int(v) for k, v in cards.items()},
+        backlog=backlog(url),
+        batches={k: int(v) for k, v in batches.items()},
+        recent=ledger.recent(url, recent),
+        open_trips=trips.open_trips(url),
+        review_queue=queue,
+        slots_held=len(holders),
+        funnel={k: int(v) for k, v in funnel.items()},
+        slot_holders=holders,
+    )
+
+
+def card_states(status: PipelineStatus) -> dict[str, int]:
+    """Cards by state, every key present: `total`; the funnel (`new`, `evidenced`, `awaiting_votes`,
+    `with_machine_vote`, `in_review`); the consensus (`unresolved`, `resolved`, `no_match`) and `missing`."""
+    total = sum(status.cards.values())
+    present = total - status.cards.get("missing", 0)
+    new = status.funnel.get("new", 0)
+    states = {"total": total, "new": new, "evidenced": max(0, present - new),
+              "awaiting_votes": status.funnel.get("awaiting_votes", 0),
+              "with_machine_vote": status.funnel.get("with_machine_vote", 0), "in_review": status.review_queue}
+    states.update({state: status.cards.get(state, 0) for state in CONSENSUS_STATES})
+    return states
+
+
+def format_status(status: PipelineStatus) -> str:
+    def counts(values: dict[str, int]) -> str:
+        return ", ".join(f"{count} {name}" for name, count in sorted(values.items())) or "none"
+
+    states = card_states(status)
+    lines = [
+        f"cards:    {states['total']} ({counts(status.cards)})",
+        f"funnel:   {states['new']} new, {states['evidenced']} evidenced, {states['awaiting_votes']} awaiting votes, "
+        f"{states['with_machine_vote']} with a machine vote, {states['in_review']} in review, "
+        f"{states['resolved']} resolved, {states['no_match']} no match",
+        f"backlog:  {status.backlog['stage_c']} need evidence (C), {status.backlog['stage_d']} need votes (D), "
+        f"{status.backlog['waiting']} of them waiting to retry; {status.backlog['in_running_batches']} in running "
+        "batches",
+        f"batches:  {counts(status.batches)}",
+        f"review:   {status.review_queue} cards await a human",
+        f"slots:    {status.slots_held} OCR slots held",
+    ]
+    if status.open_trips:
+        first = status.open_trips[0]
+        lines.append(f"HALTED:   {len(status.open_trips)} open envelope trip(s), first {first.id} ({first.bar}); "
+                     "acknowledge with `stage-e trips ack`")
+    else:
+        lines.append("stream:   open (no envelope trip)")
+    for row in status.recent:
+        took = f"{(row.finished_at - row.started_at).total_seconds():.1f}s" if row.finished_at else "-"
+        reason = f"  {row.failure_reason[:70]}" if row.failure_reason else ""
+        lines.append(f"  {row.started_at:%Y-%m-%d %H:%M:%S}  {row.run_id[:8]}  {row.trigger:14s} {row.status:9s} "
+                     f"{len(row.card_ids):4d} cards  {took}{reason}")
+    return "\n".join(lines)
+
+
+def _time(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def status_document(status: PipelineStatus, queue: dict[str, Any], reclaimed: list[str] | None = None,
+                    now: datetime | None = None) -> dict[str, Any]:
+    """The status as one JSON-ready document (`stage-e status --json`); every key is always present."""
+    now = now or datetime.now(UTC)
+    return {
+        "generated_at": _time(now),
+        "cards": card_states(status),
+        "backlog": {key: int(status.backlog.get(key, 0))
+                    for key in ("stage_c", "stage_d", "waiting", "in_running_batches")},
+        "ledger": {
+            "by_status": {name: status.batches.get(name, 0) for name in LEDGER_STATUSES},
+            "recent": [{
+                "run_id": row.run_id, "trigger": row.trigger, "mode": row.mode, "status": row.status,
+                "cards": len(row.card_ids), "started_at": _time(row.started_at), "finished_at": _time(row.finished_at),
+                "seconds": round((row.finished_at - row.started_at).total_seconds(), 1) if row.finished_at else None,
+                "failure_reason": row.failure_reason,
+            } for row in status.recent],
+        },
+        "trips": {
+            "halted": bool(status.open_trips),
+            "open": [{
+                "id": trip.id, "bar": trip.bar, "observed": trip.observed, "ceiling": trip.ceiling,
+                "run_id": trip.run_id, "tripped_at": _time(trip.tripped_at),
+                "open_seconds": round((now - trip.tripped_at).total_seconds()),
+            } for trip in status.open_trips],
+        },
+        "slots": {
+            "held": status.slots_held,
+            "holders": [{"slot": h.slot, "scope": h.scope, "backend_pid": h.pid, "holder": h.application_name,
+                         "since": _time(h.since)} for h in status.slot_holders],
+        },
+        "queue": {key: queue.get(key) for key in ("reachable", "queued", "started", "error")},
+        "reclaimed": list(reclaimed or []),
+    }

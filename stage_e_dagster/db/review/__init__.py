@@ -1,0 +1,1 @@
+"""Human review: the queue, reviewers' claims and the review page's queries."""

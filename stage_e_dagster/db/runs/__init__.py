@@ -1,0 +1,1 @@
+"""Run state: the dispatch ledger, envelope trips and recent image loads."""

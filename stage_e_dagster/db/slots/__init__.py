@@ -1,0 +1,1 @@
+"""OCR slots: the advisory-lock cap and who holds it."""

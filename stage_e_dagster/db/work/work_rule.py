@@ -1,0 +1,129 @@
+"""What "current" means in the database, and keeping `card_work` true to it.
+
+`work_rule` holds the code's extractor versions, Stage D's `decided_by` mark and Stage C's voter id; the SQL
+function `card_work_stage` (migration 0005) reads it, and triggers keep `card_work` equal to that function for every
+card as rows change. When a deploy changes the rule (an extractor or calculator version bump), `sync` writes the new
+rule and recomputes every card in id chunks; the position is stored, so a recompute cut short resumes where it
+stopped. `reconcile` re-checks one id range against the rule and mends any drift, for the backstop sweep.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, Engine, create_engine, pool, text
+
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.core.urls import normalise_url
+from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
+from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
+
+logger = logging.getLogger(__name__)
+
+CHUNK = 50_000
+_SYNC_LOCK_KEY = 0x5E_DB_00_02
+
+
+@dataclass(frozen=True)
+class Rule:
+    current_versions: dict[str, str]
+    decided_by: str
+    stage_c_id: str
+
+
+CODE_RULE = Rule(dict(EXTRACTOR_VERSIONS), DECIDED_BY, STAGE_C_ID)
+"""The rule of the code running now."""
+
+_RECOMPUTE = text(
+    """
+    WITH wanted AS (
+        SELECT id, card_work_stage(id) AS stage FROM card WHERE id > :low AND id <= :high
+    ), dropped AS (
+        DELETE FROM card_work w USING wanted WHERE w.card_id = wanted.id AND wanted.stage IS NULL RETURNING 1
+    ), kept AS (
+        INSERT INTO card_work (card_id, stage) SELECT id, stage FROM wanted WHERE stage IS NOT NULL
+        ON CONFLICT (card_id) DO UPDATE SET stage = EXCLUDED.stage WHERE card_work.stage IS DISTINCT FROM EXCLUDED.stage
+        RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM dropped) + (SELECT count(*) FROM kept)
+    """
+)
+
+
+def stored_rule(conn: Connection) -> tuple[Rule, int | None]:
+    """The rule in the database and how far its recompute got (None: complete)."""
+    row = conn.execute(text(
+        "SELECT current_versions, decided_by, stage_c_id, recomputed_through FROM work_rule WHERE id = 1")).one()
+    return Rule(dict(row.current_versions), row.decided_by, row.stage_c_id), row.recomputed_through
+
+
+def is_current(url: str, rule: Rule = CODE_RULE) -> bool:
+    """Whether the database holds `rule` with its recompute complete."""
+    with get_engine(url).connect() as conn:
+        stored, position = stored_rule(conn)
+    return stored == rule and position is None
+
+
+def recompute_range(conn: Connection, low: int, high: int) -> int:
+    """Set `card_work` for the cards with ids in (low, high] from the rule; how many rows changed."""
+    return int(conn.execute(_RECOMPUTE, {"low": low, "high": high}).scalar_one())
+
+
+def sync(url: str, rule: Rule = CODE_RULE, chunk: int = CHUNK,
+         progress: Callable[[int, int], None] = lambda done, total: None) -> int:
+    """Make the database hold `rule` and every card's work match it; how many `card_work` rows changed.
+
+    Concurrent callers queue on an advisory lock (held by this one connection); the later ones find the work done.
+    Each chunk commits with the position reached, so a recompute cut short resumes there.
+    """
+    engine = create_engine(normalise_url(url), poolclass=pool.NullPool)  # a one-off: leave no pooled session behind
+    try:
+        return _sync(engine, rule, chunk, progress)
+    finally:
+        engine.dispose()
+
+
+def _sync(engine: Engine, rule: Rule, chunk: int, progress: Callable[[int, int], None]) -> int:
+    changed = 0
+    with engine.connect() as conn:
+        conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _SYNC_LOCK_KEY})
+        conn.commit()
+        try:
+            stored, position = stored_rule(conn)
+            if stored != rule:
+                conn.execute(
+                    text("UPDATE work_rule SET current_versions = CAST(:versions AS jsonb), decided_by = :decided, "
+                         "stage_c_id = :stage_c, recomputed_through = 0, updated_at = now() WHERE id = 1"),
+                    {"versions": json.dumps(rule.current_versions), "decided": rule.decided_by,
+                     "stage_c": rule.stage_c_id},
+                )
+                position = 0
+                logger.warning("work rules changed (extractor versions or calculators): recomputing every card")
+            top = int(conn.execute(text("SELECT coalesce(max(id), 0) FROM card")).scalar_one())
+            conn.commit()
+            if position is None:
+                return 0
+            while position < top:
+                high = position + chunk
+                changed += recompute_range(conn, position, high)
+                conn.execute(text("UPDATE work_rule SET recomputed_through = :high WHERE id = 1"), {"high": high})
+                conn.commit()
+                position = high
+                progress(min(position, top), top)
+            conn.execute(text("UPDATE work_rule SET recomputed_through = NULL WHERE id = 1"))
+            conn.commit()
+            return changed
+        finally:
+            conn.rollback()
+            conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": _SYNC_LOCK_KEY})
+            conn.commit()
+
+
+def reconcile(url: str, low: int, high: int) -> int:
+    """Re-check the cards with ids in (low, high] against the rule and mend `card_work`; rows mended (should be 0:
+    anything else is drift worth a log line)."""
+    with get_engine(url).begin() as conn:
+        return recompute_range(conn, low, high)

@@ -1,0 +1,1 @@
+"""The embedded Postgres server, its guardian, and where the databases are (URLs resolved here)."""
