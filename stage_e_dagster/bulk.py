@@ -22,11 +22,13 @@ from dagster import DagsterInstance
 from dagster_postgres.utils import DagsterPostgresException
 from sqlalchemy.exc import InterfaceError, OperationalError
 
+from stage_e_dagster.control.failures import record_in_process_failure
+from stage_e_dagster.control.reaper import reclaim_dead_batches
+from stage_e_dagster.control.run_queue import busy_card_ids
 from stage_e_dagster.db.core.urls import redact
 from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.db.work.queue import cards_needing_work
 from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
-from stage_e_dagster.sensors.gates import busy_card_ids, reclaim_dead_batches
 from stage_e_dagster.settings import Settings
 from stage_e_dagster.workers.ocr_pool import keep_workers
 
@@ -87,7 +89,7 @@ def run_backlog(
                 status = row.status if row else "missing"
                 if not result.success:
                     summary.failed_runs.append(result.run_id)
-                    status = _record_failure(url, result, spec)
+                    status = record_in_process_failure(url, result, spec)
                 summary.halted = status == "halted"
                 summary.runs += 1
                 summary.cards += len(cards)
@@ -119,18 +121,3 @@ class DatabaseLost(RuntimeError):
             "(`stage-e postgres start` for the embedded server) and run again: the interrupted batch is reclaimed "
             "and its cards are offered again."
         )
-
-
-def _record_failure(url: str, result, spec: BatchSpec) -> str:
-    """Record a failed in-process run as the run-failure sensor would (it may not be running): a trip and
-    `halted` for an envelope breach, else `failed` with the reason. Idempotent with the sensor."""
-    from dagster import DagsterEventType
-
-    from stage_e_dagster.sensors.run_failures import classify_failure, record_failure
-
-    event = next((e for e in result.all_events if e.event_type == DagsterEventType.RUN_FAILURE), None)
-    if event is None:
-        return "failed"
-    outcome = classify_failure(event)
-    record_failure(url, result.run_id, spec.run_config(), outcome, MICRO_BATCH)
-    return outcome.status

@@ -9,11 +9,11 @@ import sys
 import dagster as dg
 from sqlalchemy import text
 
+from stage_e_dagster.control import reaper, run_queue
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.db.work.queue import cards_needing_work
 from stage_e_dagster.host import host_id, owner_is_gone, process_owner
-from stage_e_dagster.sensors import gates
 from tests.stream_helpers import add_runs, seed_cards
 
 
@@ -61,21 +61,21 @@ def test_a_row_whose_dagster_run_ended_is_reclaimed_after_a_grace(db_url, instan
     run = instance.create_run_for_job(dg.GraphDefinition("g").to_job())
     ledger.open_batch(db_url, run.run_id, "card-event", "passive", ids)
     instance.report_run_failed(run)
-    assert gates.reclaim_dead_batches(instance, db_url, 300) == []  # the run-failure sensor gets its chance first
-    monkeypatch.setattr(gates, "ENDED_GRACE_SECONDS", -1.0)
-    (row,) = gates.reclaim_dead_batches(instance, db_url, 300)
+    assert reaper.reclaim_dead_batches(instance, db_url, 300) == []  # the run-failure sensor gets its chance first
+    monkeypatch.setattr(reaper, "ENDED_GRACE_SECONDS", -1.0)
+    (row,) = reaper.reclaim_dead_batches(instance, db_url, 300)
     assert row.run_id == run.run_id and "Dagster run ended" in row.failure_reason
     add_runs(instance, dg.DagsterRunStatus.STARTED, 1, card_ids=tuple(ids))  # still busy elsewhere: not offered
-    assert cards_needing_work(db_url, 10, gates.busy_card_ids(instance, db_url)) == []
+    assert cards_needing_work(db_url, 10, run_queue.busy_card_ids(instance, db_url)) == []
 
 
 def test_a_run_left_started_by_a_killed_process_does_not_hold_its_cards(db_url, instance):
     ids = seed_cards(db_url, 2)
     add_runs(instance, dg.DagsterRunStatus.STARTED, 1, card_ids=tuple(ids))
     (run,) = instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
-    assert gates.busy_card_ids(instance, db_url) == set(ids)  # before its ledger row opens: busy
+    assert run_queue.busy_card_ids(instance, db_url) == set(ids)  # before its ledger row opens: busy
     ledger.open_batch(db_url, run.run_id, "bulk", "bulk", ids)
-    assert gates.busy_card_ids(instance, db_url) == set(ids)
+    assert run_queue.busy_card_ids(instance, db_url) == set(ids)
     ledger.mark_failed(db_url, run.run_id, "failed", "reclaimed")  # Dagster still says STARTED
-    assert gates.busy_card_ids(instance, db_url) == set()
-    assert [c.id for c in cards_needing_work(db_url, 10, gates.busy_card_ids(instance, db_url))] == ids
+    assert run_queue.busy_card_ids(instance, db_url) == set()
+    assert [c.id for c in cards_needing_work(db_url, 10, run_queue.busy_card_ids(instance, db_url))] == ids

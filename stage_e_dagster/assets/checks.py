@@ -1,10 +1,9 @@
 """Asset checks: the design's invariants, checked in production against the whole database.
 
-Each check is attached to the asset whose work keeps the invariant and calls one query of `db/reporting/invariants.py`. They
-run in the `invariant_checks` job (on the `invariant_checks` schedule, or "Execute checks" in the UI), not inside
+Each check is attached to the asset whose work keeps the invariant and calls one query of `db/reporting/invariants.py`.
+They run in the `invariant_checks` job (on the `invariant_checks` schedule, or "Execute checks" in the UI), not inside
 every micro-batch. A broken invariant fails loudly: the check fails with ERROR severity, shows red on its asset, and
-(being blocking) fails its run. Metadata: `violations` (a stable number Dagster plots) and a sample of the rows.
-"""
+(being blocking) fails its run. Metadata: `violations` (a stable number Dagster plots) and a sample of the rows."""
 
 # No `from __future__ import annotations`: Dagster resolves config and resource annotations at runtime.
 from typing import Any

@@ -1,10 +1,9 @@
 """The `card_sources` asset: the `card` table brought in line with the registered source directories.
 
-A thin shell over `db.intake.sources.sync_source` (which reuses `db.intake.ingest`): new files become cards, changed files get
-their new fingerprint (and so fresh work), vanished files are marked missing. Requested by the `source_inbox` sensor
-when a directory's listing changed (a quick sync) and by the daily `source_resync` schedule (a full sync). A source
-whose directory is missing is reported, never emptied.
-"""
+A thin shell over `db.intake.sources.sync_source` (which reuses `db.intake.ingest`): new files become cards, changed
+files get their new fingerprint (and so fresh work), vanished files are marked missing. Requested by the `source_inbox`
+sensor when a directory's listing changed (a quick sync) and by the daily `source_resync` schedule (a full sync). A
+source whose directory is missing is reported, never emptied."""
 
 # No `from __future__ import annotations`: Dagster resolves config and resource annotations at runtime.
 from typing import Any

@@ -21,6 +21,8 @@ from dagster import (
 )
 from pydantic import Field
 
+from stage_e_dagster.control.gates import run_start_gate
+from stage_e_dagster.control.heartbeat import heartbeat_every
 from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.host import process_owner
 from stage_e_dagster.jobs import CARD_SOURCES, IMAGE_EVIDENCE, MODES, TRIGGERS
@@ -29,11 +31,9 @@ from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_engine import OcrSettings
 from stage_e_dagster.resources.ocr_slots import OcrSlots
 from stage_e_dagster.resources.stream import StreamControl
-from stage_e_dagster.sensors.gates import run_start_gate
 from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings
 
-HEARTBEAT_SECONDS = 10.0
 _SKIPS = TableSchema(columns=[TableColumn("reason", "string"), TableColumn("cards", "int")])
 
 
@@ -69,7 +69,7 @@ def image_evidence(
         raise ValueError(f"trigger must be one of {TRIGGERS} and mode one of {MODES}")
     url, run_id = database.url, context.run.run_id
     ledger.open_batch(url, run_id, config.trigger, config.mode, config.card_ids, owner=process_owner())
-    halted = run_start_gate(url, config.mode, stream, config.trip_override)
+    halted = run_start_gate(url, config.mode, stream.enabled, config.trip_override)
     if halted:
         ledger.close(url, run_id, "halted", reason=f"halted before any work: {halted}")
         context.log.warning(f"halted before any work: {halted}")
@@ -86,7 +86,7 @@ def image_evidence(
         holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds,
         tessdata_prefix=Path(ocr.tessdata_prefix) if ocr.tessdata_prefix else None,
     )
-    beat = ledger.heartbeat_every(url, run_id, HEARTBEAT_SECONDS)
+    beat = heartbeat_every(url, run_id)
 
     def on_tick(pids: list[int]) -> None:
         beat()

@@ -20,11 +20,11 @@ def status(recent: int, as_json: bool) -> None:
     trips, and (with --json, when Dagster's storage answers) the run queue.
 
     Batches that died (their process is gone, or silent past the reclaim age) are reclaimed first."""
+    from stage_e_dagster.control.reaper import reclaim_dead_batches
     from stage_e_dagster.db.reporting.status import format_status, pipeline_status, status_document
-    from stage_e_dagster.db.runs import ledger
 
     url = app_url()
-    reclaimed = ledger.reap(url, settings().reclaim_after_seconds)
+    reclaimed = reclaim_dead_batches(None, url, settings().reclaim_after_seconds)
     for row in reclaimed:
         click.echo(f"reclaimed batch {row.run_id}: {row.failure_reason}", err=True)
     state = pipeline_status(url, recent)
@@ -40,8 +40,8 @@ def run_queue() -> dict[str, object]:
     try:
         from dagster import DagsterInstance
 
+        from stage_e_dagster.control.run_queue import queue_depth
         from stage_e_dagster.runtime import prepare_dagster_environment
-        from stage_e_dagster.sensors.gates import queue_depth
 
         prepare_dagster_environment(settings())
         with DagsterInstance.get() as instance:
@@ -72,6 +72,7 @@ def run_backlog_command(limit: int | None, batch_size: int | None, mode: str, ov
     from dagster import DagsterInstance
 
     from stage_e_dagster.bulk import DatabaseLost, run_backlog
+    from stage_e_dagster.control.gates import bulk_refusal, trip_reason
     from stage_e_dagster.db.runs.trips import open_trips
     from stage_e_dagster.db.work.queue import count_needing_work
     from stage_e_dagster.runtime import prepare_dagster_environment
@@ -85,11 +86,9 @@ def run_backlog_command(limit: int | None, batch_size: int | None, mode: str, ov
     batch_size = batch_size or config.batch_size
     if override_trip is not None and (mode != "bulk" or not override_trip.strip()):
         raise click.UsageError("--override-trip takes a non-blank note and works with --mode bulk only")
-    halted = open_trips(url)
-    if halted and not override_trip:
-        how = ("acknowledge it (stage-e trips ack TRIP_ID --note ...)" if mode == "passive" else
-               "acknowledge it (stage-e trips ack TRIP_ID --note ...), or run anyway with --override-trip NOTE")
-        raise click.ClickException(f"envelope trip {halted[0].id} is open ({halted[0].bar}); {how}")
+    refusal = (trip_reason(open_trips(url)) if mode == "passive" else bulk_refusal(open_trips(url), override_trip))
+    if refusal:
+        raise click.ClickException(refusal)
     backlog = count_needing_work(url)
     total = min(backlog, limit) if limit else backlog
     try:

@@ -21,12 +21,13 @@ from dagster import (
     schedule,
 )
 
+from stage_e_dagster.control.gates import backpressure_reason, halt_reason
+from stage_e_dagster.control.run_queue import busy_card_ids, queued_runs
 from stage_e_dagster.db.work.queue import SweepClaim, claim_sweep_range, reconcile_next
 from stage_e_dagster.domain.batching import split_batches, sweep_run_key
 from stage_e_dagster.jobs import BatchSpec, micro_batch
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
-from stage_e_dagster.sensors.gates import backpressure_reason, busy_card_ids, halt_reason, queued_runs
 from stage_e_dagster.settings import Settings, var_name
 
 TRIGGER = "backstop-sweep"
@@ -59,13 +60,13 @@ def evaluate_sweep(instance: DagsterInstance, url: str, stream: StreamControl,
     if reconciled is not None and reconciled.mended:
         log(f"reconcile: {reconciled.mended} cards in ids ({reconciled.start}, {reconciled.end}] had the wrong "
             "work state; mended")
-    halted = halt_reason(url, stream)
+    halted = halt_reason(url, stream.enabled)
     if halted:
         return SkipReason(halted)
     queued = queued_runs(instance)
     room = stream.max_queued_runs - queued
     if room <= 0:
-        return SkipReason(backpressure_reason(queued, stream))
+        return SkipReason(backpressure_reason(queued, stream.max_queued_runs))
     requests: list[RunRequest] = []
     busy = busy_card_ids(instance, url)
     for cursor in SWEEP_ORDER:

@@ -1,7 +1,7 @@
 """The card stream sensor: requests micro-batch runs for the cards that need Stage C or D, as they come.
 
 Each tick first reclaims dead batches (a `running` ledger row that stopped heartbeating, or whose Dagster run
-ended), then checks the gates (`sensors/gates.py`), then takes the next offered cards from the work queue
+ended), then checks the gates (`control/gates.py`), then takes the next offered cards from the work queue
 (`db.work.queue.cards_needing_work`: cards owed work whose retry wait is over, outside running and queued batches) and
 groups them into batches. So new cards, and the cards of halted, failed, throttled or reclaimed batches, are all
 offered again within a tick or two of nothing gating them.
@@ -27,18 +27,14 @@ from dagster import (
     sensor,
 )
 
+from stage_e_dagster.control.gates import backpressure_reason, halt_reason
+from stage_e_dagster.control.reaper import reclaim_dead_batches
+from stage_e_dagster.control.run_queue import busy_card_ids, queued_runs
 from stage_e_dagster.db.work.queue import StreamCard, cards_needing_work
 from stage_e_dagster.domain.batching import runs_allowed, split_batches, stream_run_key
 from stage_e_dagster.jobs import BatchSpec, micro_batch
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
-from stage_e_dagster.sensors.gates import (
-    backpressure_reason,
-    busy_card_ids,
-    halt_reason,
-    queued_runs,
-    reclaim_dead_batches,
-)
 from stage_e_dagster.settings import Settings
 
 TRIGGER = "card-event"
@@ -75,13 +71,13 @@ def evaluate_stream(
     """One tick: reclaim dead batches, check the gates, then request batches for the next offered cards."""
     for row in reclaim_dead_batches(instance, url, stream.reclaim_after_seconds):
         log(f"reclaimed batch {row.run_id} ({len(row.card_ids)} cards): {row.failure_reason}")
-    halted = halt_reason(url, stream)
+    halted = halt_reason(url, stream.enabled)
     if halted:
         return SkipReason(halted)
     queued = queued_runs(instance)
     runs = runs_allowed(queued, stream.max_queued_runs, stream.max_runs_per_tick)
     if runs == 0:
-        return SkipReason(backpressure_reason(queued, stream))
+        return SkipReason(backpressure_reason(queued, stream.max_queued_runs))
     cards = cards_needing_work(url, runs * stream.batch_size, busy_card_ids(instance, url))
     if not cards:
         return SkipReason("no card needs work outside the running and queued batches")

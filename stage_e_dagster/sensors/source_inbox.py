@@ -41,11 +41,11 @@ from dagster import (
     sensor,
 )
 
+from stage_e_dagster.control.run_queue import ACTIVE_STATUSES
 from stage_e_dagster.db.intake.sources import SourceRow, list_sources
 from stage_e_dagster.domain.scan_files import Listing, list_images
 from stage_e_dagster.jobs import SYNC_SOURCES, SyncSpec, sync_sources
 from stage_e_dagster.resources.database import AppDatabase
-from stage_e_dagster.sensors.gates import ACTIVE_STATUSES
 from stage_e_dagster.settings import Settings, var_name
 
 RETRY_SECONDS = 300.0

@@ -3,14 +3,13 @@
 The `source` table is the one place sources are configured: `stage-e sources add DIR --key K` (or `stage-e ingest`)
 registers one, and the `source_inbox` sensor, the `card_sources` asset and the daily re-sync all read it.
 
-A sync is `db.intake.ingest.ingest_directory` over the source's directory, holding a Postgres advisory lock on the source
-so two syncs of one source (the sensor's and the schedule's, or a CLI ingest) take turns instead of racing. A quick
-sync trusts the files that did not change since the previous sync started (size and file times, see `db.intake.ingest`);
-a full sync reads every file. A successful sync stores when it started and the digest of the listing it started from
-(`synced_listing`), which the `source_inbox` sensor compares with the directory's listing now. A directory that is
-missing or unreadable is reported `unavailable` and left alone: an unmounted disk must not mark every card of the
-source vanished.
-"""
+A sync is `db.intake.ingest.ingest_directory` over the source's directory, holding a Postgres advisory lock on the
+source so two syncs of one source (the sensor's and the schedule's, or a CLI ingest) take turns instead of racing. A
+quick sync trusts the files that did not change since the previous sync started (size and file times, see
+`db.intake.ingest`); a full sync reads every file. A successful sync stores when it started and the digest of the
+listing it started from (`synced_listing`), which the `source_inbox` sensor compares with the directory's listing now. A
+directory that is missing or unreadable is reported `unavailable` and left alone: an unmounted disk must not mark every
+card of the source vanished."""
 
 from __future__ import annotations
 

@@ -13,8 +13,7 @@ row leaves `running` other than `completed`-with-everything-done, the cards it s
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -202,16 +201,3 @@ def recent(url: str, limit: int = 20) -> list[LedgerRow]:
     with get_engine(url).connect() as conn:
         rows = conn.execute(text(f"{_SELECT} ORDER BY started_at DESC LIMIT :n"), {"n": limit}).mappings().all()
     return [LedgerRow(**row) for row in rows]
-
-
-def heartbeat_every(url: str, run_id: str, seconds: float) -> Callable[[], None]:
-    """A callable that heartbeats `run_id` at most every `seconds` (call it as often as you like)."""
-    last = [time.monotonic()]
-
-    def beat() -> None:
-        now = time.monotonic()
-        if now - last[0] >= seconds:
-            last[0] = now
-            heartbeat(url, run_id)
-
-    return beat

@@ -1,0 +1,72 @@
+"""The reaper: batches that died get a truthful `failed` row, and their cards come back.
+
+A `running` ledger row is alive while it heartbeats. `reclaim_dead_batches` closes as `failed` every row whose
+process on this host is gone, whose Dagster run ended, or that stayed silent past the reclaim age; their unfinished
+cards are offered again after their retry wait. With a Dagster instance it also fails, in Dagster, the runs that
+died where Dagster could not see it, so they stop holding places under the run queue's limits.
+
+Every caller goes through `reclaim_dead_batches`: the stream sensor each tick, `stage-e status` and `stage-e run`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+
+from stage_e_dagster.control.dagster_api import report_run_failed
+from stage_e_dagster.control.run_queue import ENDED_STATUSES
+from stage_e_dagster.db.runs import ledger
+from stage_e_dagster.db.runs.ledger import LedgerRow
+from stage_e_dagster.jobs import MICRO_BATCH
+
+ENDED_GRACE_SECONDS = 60.0
+"""A run that ended this long ago with its ledger row still `running` is reclaimed: the run-failure sensor, which
+records a better reason and any trip, had its chance."""
+
+
+def reclaim_dead_batches(instance: DagsterInstance | None, url: str, max_age_seconds: float) -> list[LedgerRow]:
+    """Close as `failed` the `running` rows whose batch died; returns them. Without an instance only the ledger's
+    own evidence counts (a gone process, a silent row)."""
+    ended: list[str] = []
+    if instance is not None:
+        fail_unopened_runs(instance, url, max_age_seconds)
+    alive = ledger.running(url)
+    if not alive:
+        return []
+    if instance is not None:
+        records = instance.get_run_records(RunsFilter(run_ids=[row.run_id for row in alive], statuses=ENDED_STATUSES))
+        cutoff = time.time() - ENDED_GRACE_SECONDS
+        ended = [r.dagster_run.run_id for r in records if r.end_time is not None and r.end_time < cutoff]
+    reaped = ledger.reap(url, max_age_seconds, ended)
+    if instance is not None and reaped:
+        fail_stranded_runs(instance, reaped)
+    return reaped
+
+
+def fail_unopened_runs(instance: DagsterInstance, url: str, max_age_seconds: float) -> None:
+    """Fail the `micro_batch` runs that Dagster has called started for over `max_age_seconds` and that never
+    opened their ledger row: their process died before (it lost the database, or was killed), so no heartbeat or
+    ledger row will ever show it. The run-failure sensor then writes their row `failed` and offers their cards
+    again; left alone, Dagster would hold those cards as busy until `max_runtime_seconds`."""
+    cutoff = time.time() - max_age_seconds
+    records = instance.get_run_records(RunsFilter(job_name=MICRO_BATCH, statuses=[DagsterRunStatus.STARTED]),
+                                       limit=200)
+    old = {r.dagster_run.run_id: r for r in records if r.start_time is not None and r.start_time < cutoff}
+    for run_id in ledger.unknown_run_ids(url, old):
+        report_run_failed(instance, old[run_id].dagster_run,
+                          f"abandoned: started over {max_age_seconds:g} s ago and never opened its ledger row (its "
+                          "process died: killed run, lost database or host)")
+
+
+def fail_stranded_runs(instance: DagsterInstance, reaped: list[LedgerRow]) -> None:
+    """Mark failed, in Dagster, the runs of reclaimed batches that it still calls started: their process died
+    where Dagster could not record it (it lost the database, or ran in-process and was killed). Left `STARTED`
+    they would hold their places under the run queue's concurrency limits until `max_runtime_seconds`, so the
+    reclaimed cards' new runs would wait behind them. The failure carries the ledger's reason, which the
+    run-failure sensor then records unchanged."""
+    reasons = {row.run_id: row.failure_reason or "batch reclaimed" for row in reaped}
+    stranded = instance.get_run_records(RunsFilter(run_ids=list(reasons), statuses=[
+        DagsterRunStatus.STARTED, DagsterRunStatus.STARTING]))
+    for record in stranded:
+        report_run_failed(instance, record.dagster_run, reasons[record.dagster_run.run_id])

@@ -1,0 +1,40 @@
+"""What is already under way, as Dagster's run storage has it: waiting and started `micro_batch` runs and their cards.
+
+Backpressure counts the waiting runs; the stream and the sweep never ask again for a card that a queued or started
+run already holds (the ledger only knows a batch once its run has started).
+"""
+
+from __future__ import annotations
+
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+
+from stage_e_dagster.db.runs import ledger
+from stage_e_dagster.jobs import MICRO_BATCH, batch_from_run_config
+
+WAITING_STATUSES = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
+"""Run statuses that count as waiting in the queue for backpressure."""
+ACTIVE_STATUSES = [*WAITING_STATUSES, DagsterRunStatus.STARTED]
+ENDED_STATUSES = [DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
+
+
+def queued_runs(instance: DagsterInstance) -> int:
+    """Micro-batch runs waiting to start (queued, not started, starting)."""
+    return instance.get_runs_count(RunsFilter(job_name=MICRO_BATCH, statuses=WAITING_STATUSES))
+
+
+def busy_card_ids(instance: DagsterInstance, url: str, limit: int = 200) -> set[int]:
+    """Cards already in a micro-batch run that is queued or under way; neither the stream nor the sweep asks
+    for them again.
+
+    A run Dagster still calls started whose ledger row is closed is not under way: an in-process run whose process
+    was killed stays `STARTED` in run storage for ever, and its reclaimed cards must come back."""
+    runs = instance.get_runs(RunsFilter(job_name=MICRO_BATCH, statuses=ACTIVE_STATUSES), limit=limit)
+    closed = ledger.closed_run_ids(url, [run.run_id for run in runs if run.status == DagsterRunStatus.STARTED])
+    return {card for run in runs if run.run_id not in closed
+            for card in batch_from_run_config(run.run_config).card_ids}
+
+
+def queue_depth(instance: DagsterInstance) -> dict[str, int]:
+    """Micro-batch runs waiting to start (`queued`) and under way (`started`), as Dagster's run storage has them."""
+    started = instance.get_runs_count(RunsFilter(job_name=MICRO_BATCH, statuses=[DagsterRunStatus.STARTED]))
+    return {"queued": queued_runs(instance), "started": started}
