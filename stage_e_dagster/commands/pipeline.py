@@ -10,6 +10,7 @@ import click
 
 from stage_e_dagster.commands import app_url, settings
 from stage_e_dagster.postgres.server import PostgresStartError
+from stage_e_dagster.settings import default_note
 
 
 @click.command()
@@ -62,7 +63,7 @@ def slots() -> None:
 @click.command("run")
 @click.option("--limit", type=click.IntRange(min=1), help="Stop after this many cards.")
 @click.option("--batch-size", type=click.IntRange(min=1),
-              help="Cards per batch (default: STAGE_E_BATCH_SIZE, else 100).")
+              help=f"Cards per batch ({default_note('batch_size')}).")
 @click.option("--mode", type=click.Choice(["bulk", "passive"]), default="bulk", show_default=True,
               help="bulk runs are exempt from the operating envelope; passive runs are held to it.")
 @click.option("--override-trip", "override_trip", metavar="NOTE",

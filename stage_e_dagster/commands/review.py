@@ -6,7 +6,7 @@ import click
 
 from stage_e_dagster.commands import app_url, settings
 from stage_e_dagster.domain.consensus import POLICIES
-from stage_e_dagster.settings import var_name
+from stage_e_dagster.settings import default_note, var_name
 
 
 def _show(value: object) -> str:
@@ -82,8 +82,8 @@ def _vote_line(line) -> str:
 
 
 @review.command("serve")
-@click.option("--host", help=f"Address to listen on (default: {var_name('review_host')}, else 127.0.0.1).")
-@click.option("--port", type=click.IntRange(1, 65535), help=f"Port (default: {var_name('review_port')}, else 8765).")
+@click.option("--host", help=f"Address to listen on ({default_note('review_host')}).")
+@click.option("--port", type=click.IntRange(1, 65535), help=f"Port ({default_note('review_port')}).")
 def review_serve(host: str | None, port: int | None) -> None:
     """Serve the review page: people confirm or correct the machine's pick, one key per card."""
     import uvicorn
@@ -121,7 +121,7 @@ def review_serve(host: str | None, port: int | None) -> None:
 @click.option("--user", required=True, help="Who votes (their previous vote on this card is replaced).")
 @click.option("--admin", is_flag=True, help="Vote as an admin (weight 5 instead of 1).")
 @click.option("--policy", type=click.Choice(POLICIES),
-              help=f"Consensus policy for recomputing the card (default: {var_name('consensus_policy')}, else funnel).")
+              help=f"Consensus policy for recomputing the card ({default_note('consensus_policy')}).")
 def vote(card_id: int, scryfall_id: str | None, no_match: bool, user: str, admin: bool, policy: str | None) -> None:
     """Cast a human vote on CARD_ID (--printing SCRYFALL_ID or --no-match) and recompute its consensus."""
     from stage_e_dagster.db.judgement.votes import VoteError, cast_human_vote

@@ -70,12 +70,15 @@ class Envelope(ConfigurableResource):
     rss_ceiling_mb: float = Field(default=Settings.rss_ceiling_mb,
                                   description="A worker's resident memory above this (MB) trips.")
     failure_rate_ceiling: float = Field(
-        default=0.01, description="Failed share of the recent image loads above this trips."
+        default=Settings.image_failure_rate_ceiling, description="Failed share of the recent image loads above this "
+                                                                 "trips."
     )
-    failure_window: int = Field(default=500, description="How many of the newest image loads are judged.")
-    failure_min_loads: int = Field(default=50, description="Fewer loads than this are never judged.")
+    failure_window: int = Field(default=Settings.image_failure_window,
+                                description="How many of the newest image loads are judged.")
+    failure_min_loads: int = Field(default=Settings.image_failure_min_loads,
+                                   description="Fewer loads than this are never judged.")
     sample_interval_seconds: float = Field(
-        default=60, description="`maybe_check` samples at most this often (per process)."
+        default=Settings.envelope_sample_seconds, description="`maybe_check` samples at most this often (per process)."
     )
     trip_max_open_seconds: float = Field(
         default=Settings.trip_max_open_seconds, gt=0,

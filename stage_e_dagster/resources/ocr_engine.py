@@ -8,19 +8,24 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 from stage_e_dagster.domain.evidence.ocr import ENGINE_NAMES
+from stage_e_dagster.settings import Settings
 
 
 class OcrSettings(ConfigurableResource):
     """Stage C's OCR settings. Workers beyond the free OCR slots exit at once, so `workers` is an upper bound."""
 
-    engine: str = Field(default="tesserocr", description=f"One of {', '.join(ENGINE_NAMES)}.")
+    engine: str = Field(default=Settings.ocr_engine, description=f"One of {', '.join(ENGINE_NAMES)}.")
     tessdata_prefix: str | None = Field(default=None, description="Directory searched first for language data.")
-    workers: int | None = Field(default=None, description="Worker processes per batch; default: the slot cap.")
+    workers: int | None = Field(default=Settings.ocr_workers,
+                                description="Worker processes per batch; default: the slot cap.")
     task_timeout_seconds: float = Field(
-        default=120.0, description="A card whose extraction takes longer is abandoned (skip `extraction-timeout`)."
+        default=Settings.ocr_task_timeout_seconds,
+        description="A card whose extraction takes longer is abandoned (skip `extraction-timeout`)."
     )
-    throttle_retries: int = Field(default=4, description="Step retries while no OCR slot is free.")
-    throttle_backoff_seconds: float = Field(default=10.0, description="First retry delay; doubles per attempt.")
+    throttle_retries: int = Field(default=Settings.ocr_throttle_retries,
+                                  description="Step retries while no OCR slot is free.")
+    throttle_backoff_seconds: float = Field(default=Settings.ocr_throttle_backoff_seconds,
+                                            description="First retry delay; doubles per attempt.")
 
     def backoff(self, attempt: int, rng: random.Random | None = None) -> int:
         """Jittered exponential backoff (whole seconds, at least 1) before throttle retry number `attempt`."""
