@@ -1,5 +1,5 @@
 """Live drill of the load governor and the envelope with the project's defaults (no ceiling, target or slot
-override), as issue 10 promises them on a 2-core host:
+override), as the design promises them on a 2-core host:
 
 - `stream`: `stage-e dev` streams `cards` cards without a trip; every card gets evidence, and every batch's ledger
   counters say how many OCR workers ran and why (`workers_why`, `load_target`, `load_peak`). The promise is for a

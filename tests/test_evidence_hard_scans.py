@@ -1,4 +1,4 @@
-"""The miss classes of hard scans (issue 13), each on fixed scans built by the hard-data generator, read with the
+"""The miss classes of hard scans, each on fixed scans built by the hard-data generator, read with the
 catalogue and the card's name as a wired worker reads them; and accuracy floors on a small hard set, with what the
 Stage D calculators make of the evidence (no wrong machine vote, no no-match vote)."""
 

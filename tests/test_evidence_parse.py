@@ -143,7 +143,7 @@ def test_legal_line(text: str, year: int | None, marker: bool) -> None:
     assert has_proxy_marker(text) is marker
 
 
-# Miss classes seen on hard scans (issue 13), as the OCR text they produce.
+# Miss classes seen on hard scans, as the OCR text they produce.
 @pytest.mark.parametrize("word", ["Illus", "lllus", "Iilus", "llus", "lus", "hilus", "Hus", "Hws", "[llus", "tllus",
                                   "filus", "Nlus", "Itlus", "IHus", "Dlus"])
 def test_artist_credit_words_of_old_frames_are_never_set_codes(word: str) -> None:

@@ -3,7 +3,7 @@
 Each size runs in its own child process whose peak (VmHWM) is reset once its imports are done, so the figure is the
 ingest's own. The source's cards are already stored with the files' sizes and it is synced as the source_inbox
 sensor syncs it (files older than the last sync are trusted, not read), so what is left per file is exactly the
-bookkeeping that used to grow: the stored rows and the identifiers seen.
+bookkeeping that could grow: the stored rows and the identifiers seen.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10's trip promise under a live daemon (`stage-e dev`): an open trip stops every run, and the halted cards
+"""The trip promise under a live daemon (`stage-e dev`): an open trip stops every run, and the halted cards
 come back on their own after the acknowledgement.
 
 Every passive run is forced over the envelope's memory bar (`STAGE_E_RSS_CEILING_MB=1`) while the card stream has

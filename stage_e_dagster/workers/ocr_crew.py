@@ -7,7 +7,7 @@ threaded parent. Each worker has its own task queue, so the pool knows which car
 Inside `keep_workers()` (a bulk run wraps its batches in it) a batch's idle workers are not stopped at its end:
 the next batch in this process reuses them, still holding their slots and their loaded OCR model, so a run of
 many batches pays the worker start once. They stop, and release their slots, when the block ends; a batch that
-fails kills its workers as before, and a killed owner takes them with it (PR_SET_PDEATHSIG and the watchdog).
+fails kills its workers, and a killed owner takes them with it (PR_SET_PDEATHSIG and the watchdog).
 """
 
 from __future__ import annotations
