@@ -82,7 +82,8 @@ class Dev:
 
     def __init__(self, home: Home) -> None:
         self.port = free_port()
-        self.log = (home.root / f"dev-{self.port}.log").open("wb")
+        self.log_path = home.root / f"dev-{self.port}.log"
+        self.log = self.log_path.open("wb")
         self.proc = subprocess.Popen([STAGE_E, "dev", "--port", str(self.port)], env=home.env, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         self.seen: dict[int, float] = {}
@@ -103,6 +104,11 @@ class Dev:
                 return json.loads(response.read())["data"]
         except (urllib.error.URLError, OSError, KeyError, ValueError):
             return None
+
+    def output(self) -> str:
+        """Everything the command printed so far (stdout and stderr)."""
+        self.log.flush()
+        return self.log_path.read_text(errors="replace")
 
     def wait_ready(self) -> None:
         wait_for(lambda: self.graphql("{ version }"), 180, "the Dagster webserver", every=self.record)

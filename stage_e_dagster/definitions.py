@@ -9,8 +9,7 @@ from stage_e_dagster.assets.sources import card_sources
 from stage_e_dagster.assets.stage_c import image_evidence
 from stage_e_dagster.assets.stage_d import printing_votes
 from stage_e_dagster.assets.stage_e import dispatch_outcome
-from stage_e_dagster.jobs import invariant_checks, micro_batch, sync_sources
-from stage_e_dagster.ops.acknowledge import acknowledge_envelope_trip
+from stage_e_dagster.jobs import acknowledge_envelope_trip, invariant_checks, micro_batch, sync_sources
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope

@@ -1,5 +1,6 @@
-"""The job contracts: `micro_batch` (its name, its assets' keys, the batch it runs on (run config) and its tags),
-`sync_sources` (the `card_sources` asset over some or all sources) and `invariant_checks` (every asset check).
+"""The job contracts, every job of the code location: `micro_batch` (its name, its assets' keys, the batch it runs
+on (run config) and its tags), `sync_sources` (the `card_sources` asset over some or all sources),
+`invariant_checks` (every asset check) and `acknowledge_envelope_trip` (one trip acknowledged from the UI).
 
 Everything that starts or reads a micro-batch run (the stream sensor, the sweep, `stage-e run`, the run-failure
 sensor) goes through this module. Card ids travel in run config, never in tags (a long tag value fails run
@@ -13,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dagster import AssetKey, AssetSelection, define_asset_job, in_process_executor
+from dagster import AssetKey, AssetSelection, define_asset_job, in_process_executor, job
+
+from stage_e_dagster.ops.acknowledge import acknowledge_trip
 
 MICRO_BATCH = "micro_batch"
 IMAGE_EVIDENCE = AssetKey("image_evidence")
@@ -131,3 +134,8 @@ invariant_checks = define_asset_job(
     description="Every asset check: the pipeline's invariants, checked against the whole database. A failed check "
                 "fails the run.",
 )
+
+
+@job(description="Acknowledge an envelope trip (op config: trip_id, note).")
+def acknowledge_envelope_trip() -> None:
+    acknowledge_trip()

@@ -2,6 +2,11 @@
 
 Settings are read in `settings.py`; this module only writes the environment that child processes inherit: both
 database URLs, a prepared DAGSTER_HOME, and one OpenMP thread per OCR process.
+
+The Dagster instance configuration ships as `stage_e_dagster/dagster_instance.yaml`, a name Dagster never reads on
+its own (a `dagster.yaml` in the working directory would draw Dagster's "will not be used" warning whenever
+DAGSTER_HOME points elsewhere). `prepare_dagster_environment` writes it into the DAGSTER_HOME it prepares, which is
+then the one instance file in force.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from stage_e_dagster.postgres.locate import app_database_url, dagster_database_u
 from stage_e_dagster.settings import Settings, var_name
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+INSTANCE_TEMPLATE = Path(__file__).resolve().parent / "dagster_instance.yaml"
 
 
 def limit_ocr_threads() -> None:
@@ -24,7 +30,8 @@ def limit_ocr_threads() -> None:
 
 def prepare_dagster_environment(settings: Settings | None = None) -> Path:
     """Resolve both database URLs (starting the embedded server if needed), export them, and point DAGSTER_HOME
-    at `<home>/dagster_home` holding the project's dagster.yaml unless DAGSTER_HOME is already set."""
+    at `<home>/dagster_home`, writing the project's instance file there as `dagster.yaml`, unless DAGSTER_HOME is
+    already set (a deployment's own home keeps its own file)."""
     settings = settings or Settings.from_env()
     os.environ[var_name("database_url")] = app_database_url(settings)
     os.environ[var_name("dagster_database_url")] = dagster_database_url(settings)
@@ -34,6 +41,6 @@ def prepare_dagster_environment(settings: Settings | None = None) -> Path:
         return Path(os.environ["DAGSTER_HOME"])
     home = settings.home / "dagster_home"
     home.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(INSTANCE_TEMPLATE, home / "dagster.yaml")
     os.environ["DAGSTER_HOME"] = str(home)
     return home

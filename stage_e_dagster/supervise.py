@@ -1,12 +1,12 @@
 """Running a process tree that one key stops: a child in its own process group, signals forwarded, nothing left.
 
-`stage-e dev` runs `dagster dev` through `Supervised`. The child starts in a new session (so a terminal's Ctrl-C
+`stage-e dev` runs `dg dev` through `Supervised`. The child starts in a new session (so a terminal's Ctrl-C
 reaches only `stage-e dev`, which decides what to do with it) with SIGINT and SIGTERM at their defaults (a shell
-starts background jobs with SIGINT ignored, which children would inherit: `dagster dev` then ignores Ctrl-C). A stop
-sends SIGINT to the whole group, as a terminal would, so `dagster dev` shuts its webserver, daemon, code server and
+starts background jobs with SIGINT ignored, which children would inherit: Dagster then ignores Ctrl-C). A stop
+sends SIGINT to the whole group, as a terminal would, so Dagster shuts its webserver, daemon, code server and
 runs down in order; after `grace` seconds (or at once on `kill()`) the group gets SIGTERM, then SIGKILL.
 
-The child also gets SIGTERM if the supervisor itself dies (killed outright): `dagster dev` treats it as Ctrl-C.
+The child also gets SIGTERM if the supervisor itself dies (killed outright): Dagster treats it as Ctrl-C.
 Processes that leave the group's tree before the end (a run worker orphaned when its code server exits) are
 remembered while they run: every `poll()` records the group's descendants, and `finish()` ends whichever of them is
 still alive, so a stop leaves no process behind.

@@ -1,9 +1,10 @@
-"""`stage-e dev` live: a real `dagster dev` (webserver, daemon, code server) on an embedded Postgres of its own.
+"""`stage-e dev` live: a real `dg dev` (webserver, daemon, code server) on an embedded Postgres of its own.
 
 - Started with the embedded server down, it starts it; files dropped into a registered source directory become
   cards through the `source_inbox` sensor and a `sync_sources` run (the daemon, not the test, does it); the asset
   checks show on their assets in the UI's GraphQL; and Ctrl-C (SIGINT to the command's process group, as a terminal
-  sends it) leaves no process behind and stops the embedded server.
+  sends it) leaves no process behind and stops the embedded server. It starts without Dagster's two start warnings
+  (a `dagster.yaml` in the working directory that is not the one in force; `dagster dev` superseded by `dg dev`).
 - Started with the server already up, Ctrl-C leaves the server running.
 """
 
@@ -45,6 +46,8 @@ def test_ctrl_c_stops_dagster_and_the_embedded_postgres_it_started(home, dev):
                          in r["tags"] for r in running.graphql(_SYNC_RUNS)["runsOrError"]["results"]),
              60, "a source_inbox sync run to succeed", every=running.record)
 
+    output = running.output()
+    assert "will not be used" not in output and "SupersessionWarning" not in output, output[:2000]
     assert running.ctrl_c() == 0
     assert running.left_behind() == []
     assert not home.server.status().running, "the embedded server this command started is stopped"

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from stage_e_dagster.commands.trips import trips as trips_cli
 from stage_e_dagster.db.runs import trips
-from stage_e_dagster.ops.acknowledge import acknowledge_envelope_trip
+from stage_e_dagster.jobs import acknowledge_envelope_trip
 from stage_e_dagster.resources.database import AppDatabase
 
 

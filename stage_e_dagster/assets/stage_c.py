@@ -113,7 +113,6 @@ def image_evidence(
         "extracted": counters.extracted,
         "carried_forward": counters.carried_forward,
         "current": counters.current,
-        "skipped": dict(counters.skipped),
         "skipped_total": sum(counters.skipped.values()),
         "skip_reasons": skip_table(dict(counters.skipped)),
         "not_processed": counters.not_processed,

@@ -1,6 +1,8 @@
-"""`stage-e dev`: `dagster dev` (UI, daemon, sensors, schedules) on this project's Postgres, stopped by one key.
+"""`stage-e dev`: `dg dev` (UI, daemon, sensors, schedules) on this project's Postgres, stopped by one key.
 
-`dagster dev` runs as a supervised child in its own process group (`supervise.Supervised`). Ctrl-C (or SIGTERM,
+`dg dev` (Dagster's current development command; `dagster dev` is superseded by it and runs the same code) is
+started with the project's `workspace.yaml`, so it loads the code location in this virtualenv and needs no `uv`. It
+runs as a supervised child in its own process group (`supervise.Supervised`). Ctrl-C (or SIGTERM,
 SIGHUP) stops the whole group in order, a second Ctrl-C stops it at once; any process of the tree still running
 afterwards is ended, and runs whose workers had to be ended are marked failed so they hold no queue slot. Then the
 embedded Postgres is stopped if this command started it (or `--stop-postgres` says its caller did); a server that was
@@ -43,7 +45,7 @@ POLL_SECONDS = 0.5
                    "caller that started it for this session, as `make demo` does for its setup steps).")
 def dev(host: str, port: int, feed_from: Path | None, feed_into: Path | None, feed_wave: int, feed_every: float,
         stop_grace: float, stop_postgres: bool) -> None:
-    """Run `dagster dev` (UI, daemon, card stream, source inbox, sweep) against this project's Postgres; Ctrl-C
+    """Run `dg dev` (UI, daemon, card stream, source inbox, sweep) against this project's Postgres; Ctrl-C
     stops it, its processes and the embedded Postgres it started."""
     from stage_e_dagster.postgres.locate import embedded_server
     from stage_e_dagster.runtime import PROJECT_ROOT, prepare_dagster_environment
@@ -62,7 +64,7 @@ def dev(host: str, port: int, feed_from: Path | None, feed_into: Path | None, fe
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, request_stop)
-    child = Supervised([sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"),
+    child = Supervised([sys.executable, "-m", "dagster_dg_cli.cli", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"),
                         "-h", host, "-p", str(port)], cwd=PROJECT_ROOT, grace=stop_grace)
     feeder = None
     code = 1
@@ -100,7 +102,7 @@ def dev(host: str, port: int, feed_from: Path | None, feed_into: Path | None, fe
 
 
 def _supervise(child, stops: list[int]) -> int:
-    """Wait for `dagster dev` to exit; the first stop signal asks the group to stop, a second one ends it."""
+    """Wait for `dg dev` to exit; the first stop signal asks the group to stop, a second one ends it."""
     handled = 0
     while True:
         code = child.poll()

@@ -1,4 +1,5 @@
-"""`acknowledge_envelope_trip`: an op job that acknowledges one envelope trip from the Dagster UI.
+"""`acknowledge_trip`: the op of the `acknowledge_envelope_trip` job (`jobs.py`), which acknowledges one envelope
+trip from the Dagster UI.
 
 Run config: `{"ops": {"acknowledge_trip": {"config": {"trip_id": "envtrip-...", "note": "what was done"}}}}`.
 The rules are those of `stage-e trips ack`: a blank note, an unknown trip or one already acknowledged fails the
@@ -6,7 +7,7 @@ run with a `Failure` saying why; it touches no other trip and starts nothing.
 """
 
 # No `from __future__ import annotations`: Dagster resolves the op's config and resource annotations at runtime.
-from dagster import Config, Failure, MetadataValue, Nothing, OpExecutionContext, Out, Output, job, op
+from dagster import Config, Failure, MetadataValue, Nothing, OpExecutionContext, Out, Output, op
 from pydantic import Field
 
 from stage_e_dagster.db.runs.trips import TripError, acknowledge
@@ -39,7 +40,3 @@ def acknowledge_trip(context: OpExecutionContext, config: AcknowledgeTripConfig,
         },
     )
 
-
-@job(description="Acknowledge an envelope trip (op config: trip_id, note).")
-def acknowledge_envelope_trip() -> None:
-    acknowledge_trip()
