@@ -35,7 +35,8 @@ def scan(path: Path, shade: int = 40, size: tuple[int, int] = (63, 88), note: st
 
 
 TRUST_WAIT = 2.1
-"""A file written less than `db.intake.sources.TRUST_MARGIN_SECONDS` before a sync started is read again by the next one."""
+"""A file written less than `db.intake.sources.TRUST_MARGIN_SECONDS` before a sync started is read again by the next
+one."""
 
 
 def cards(db_url: str) -> dict[str, tuple[str, bool]]:

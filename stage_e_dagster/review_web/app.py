@@ -1,9 +1,9 @@
 """The review page: a small Starlette app where people confirm or correct the machine's pick, one key per card.
 
 Flow: sign in (a reviewer name; the access token when one is required; optionally the admin token) -> `/next`
-claims the reviewer's next card (`db.review.queue.claims`) and redirects to `/card/<id>` -> a number key votes for a
+claims the reviewer's next card (`db.review.claims`) and redirects to `/card/<id>` -> a number key votes for a
 candidate, `n` votes no-match, `s` skips -> the vote goes through `db.judgement.votes.cast_human_vote` (the code
-`stage-e vote` uses) with the page's precondition (`db.review.queue.page.page_vote_check`) -> the claim is released and
+`stage-e vote` uses) with the page's precondition (`db.review.page.page_vote_check`) -> the claim is released and
 the next card is claimed in the same request, so it loads at once.
 
 Database and image work runs in the thread pool; handlers only parse, check and render.
@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement.votes import VoteError, cast_human_vote, check_user_name
+from stage_e_dagster.db.review import claims as review_claims
 from stage_e_dagster.db.review.page import (
     NotACandidate,
     StaleEntry,
@@ -34,7 +35,6 @@ from stage_e_dagster.db.review.page import (
     queue_entries,
     scan_location,
 )
-from stage_e_dagster.db.review.queue import claims as review_claims
 from stage_e_dagster.review_web import files
 from stage_e_dagster.review_web.pages import render, secure, static
 from stage_e_dagster.review_web.security import SESSION_SECONDS, Session, SessionCodec, cross_site, tokens_equal
