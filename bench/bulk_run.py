@@ -134,6 +134,7 @@ def main() -> None:
     from stage_e_dagster import bulk
     from stage_e_dagster.bulk import run_backlog
     from stage_e_dagster.db.catalog.importer import import_catalog, store_printed_totals, store_symbol_hashes
+    from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.core.migrate import upgrade
     from stage_e_dagster.db.intake.ingest import ingest_directory
     from stage_e_dagster.db.runs import ledger
@@ -149,11 +150,13 @@ def main() -> None:
         prepare_dagster_environment()
         url = os.environ["STAGE_E_DATABASE_URL"]
         upgrade(url)
-        imported = import_catalog(url, root / "catalog.json")
-        store_symbol_hashes(url, root / "symbols", imported)
+        engine = get_engine(url)
+        imported = import_catalog(engine, root / "catalog.json")
+        store_symbol_hashes(engine, root / "symbols", imported)
         if not args.no_sets:
-            store_printed_totals(url, root / "sets.json", imported)
-        ingest_directory(url, root / "scans", "bench")
+            with engine.begin() as conn:
+                store_printed_totals(conn, root / "sets.json", imported)
+        ingest_directory(engine, root / "scans", "bench")
         naive_cpu: list[float] = []
         naive_before, fast_before = naive_ms_per_card(paths, cpu=naive_cpu), naive_ms_per_card(paths, fast_decode=True)
         parts = {"this process": own_cpu_seconds, "its children (OCR workers, forkserver)": children_cpu_seconds,
@@ -161,7 +164,7 @@ def main() -> None:
         loads = [os.getloadavg()[0]]
         started, cpu_started = time.perf_counter(), {k: f() for k, f in parts.items()}
         with DagsterInstance.get() as instance:
-            summary = run_backlog(instance, url, batch_size=args.batch_size or Settings.batch_size)
+            summary = run_backlog(instance, engine, batch_size=args.batch_size or Settings.batch_size)
         bulk = 1000 * (time.perf_counter() - started) / args.cards
         cpu_parts = {k: 1000 * (f() - cpu_started[k]) / args.cards for k, f in parts.items()}
         bulk_cpu = sum(cpu_parts.values())
@@ -170,7 +173,9 @@ def main() -> None:
         loads.append(os.getloadavg()[0])
         fast = (fast_before + fast_after) / 2
         stage_c = stage_d = 0.0
-        for row in ledger.recent(url, 1000):
+        with engine.connect() as conn:
+            recent = ledger.recent(conn, 1000)
+        for row in recent:
             stage_c += float(row.counters.get("stage_c", {}).get("elapsed_seconds") or 0)
             stage_d += float(row.counters.get("stage_d", {}).get("elapsed_s") or 0)
         naive = (naive_before + naive_after) / 2

@@ -62,6 +62,7 @@ def bench(root: Path, cards: int, sizes: list[int], rounds: int) -> None:
     from dagster import DagsterInstance
 
     from stage_e_dagster.db.catalog.importer import import_catalog, store_symbol_hashes
+    from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.core.migrate import upgrade
     from stage_e_dagster.db.intake.ingest import ingest_directory
     from stage_e_dagster.demo.generate import generate
@@ -72,8 +73,9 @@ def bench(root: Path, cards: int, sizes: list[int], rounds: int) -> None:
     print(f"generating and ingesting {cards} demo scans ...", flush=True)
     generate(root / "demo", printings=400, cards=cards, seed=7, degraded_fraction=0.2, workers=2)
     upgrade(template)
-    store_symbol_hashes(template, root / "demo" / "symbols", import_catalog(template, root / "demo" / "catalog.json"))
-    ingest_directory(template, root / "demo" / "scans", "bench")
+    engine = get_engine(template)
+    store_symbol_hashes(engine, root / "demo" / "symbols", import_catalog(engine, root / "demo" / "catalog.json"))
+    ingest_directory(engine, root / "demo" / "scans", "bench")
     _release(template)
 
     times: dict[tuple[str, int], list[Pass]] = {}
@@ -109,21 +111,24 @@ class Pass:
 def one_pass(path: str, instance, template: str, size: int, cards: int, settings) -> Pass:
     """Process `cards` cards in batches of `size` on a fresh clone of the template."""
     from stage_e_dagster.bulk import run_backlog
+    from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.runs import ledger
 
     url = _clone(template)
+    engine = get_engine(url)
     os.environ["STAGE_E_DATABASE_URL"] = url  # the job's `database` resource reads it at run start
     try:
         started = time.perf_counter()
         if path == "dagster":
-            summary = run_backlog(instance, url, limit=cards, batch_size=size)
+            summary = run_backlog(instance, engine, limit=cards, batch_size=size)
             done = summary.statuses.get("completed", 0)
             if done != summary.runs:
                 raise RuntimeError(f"Dagster pass did not complete every batch: {summary.line()}")
         else:
-            direct_backlog(url, cards, size, settings)
+            direct_backlog(engine, url, cards, size, settings)
         wall = time.perf_counter() - started
-        rows = ledger.recent(url, 10_000)
+        with engine.connect() as conn:
+            rows = ledger.recent(conn, 10_000)
         stages = sum(float(r.counters.get("stage_c", {}).get("elapsed_seconds") or 0)
                      + float(r.counters.get("stage_d", {}).get("elapsed_s") or 0) for r in rows)
         worker = sum(float(r.counters.get("stage_c", {}).get("worker_seconds") or 0) for r in rows)
@@ -133,7 +138,7 @@ def one_pass(path: str, instance, template: str, size: int, cards: int, settings
         _drop(url)
 
 
-def direct_backlog(url: str, limit: int, size: int, settings) -> None:
+def direct_backlog(engine, url: str, limit: int, size: int, settings) -> None:
     """`run_backlog`'s loop without Dagster: the same batches through the runners the three assets wrap."""
     from stage_e_dagster.db.runs import ledger
     from stage_e_dagster.db.work.queue import cards_needing_work
@@ -151,21 +156,26 @@ def direct_backlog(url: str, limit: int, size: int, settings) -> None:
     taken, watermark = 0, None
     with keep_workers(holder=f"direct-{os.getpid()}"):  # as run_backlog keeps them
         while taken < limit:
-            cards = cards_needing_work(url, min(size, limit - taken), set(), after_id=watermark)
+            with engine.connect() as conn:
+                cards = cards_needing_work(conn, min(size, limit - taken), set(), after_id=watermark)
             if not cards:
                 break
             watermark = cards[-1].id
             ids = [c.id for c in cards]
             run_id = f"direct-{uuid.uuid4().hex}"
-            ledger.open_batch(url, run_id, "bulk", "bulk", ids, owner=process_owner())
+            with engine.begin() as conn:
+                ledger.open_batch(conn, run_id, "bulk", "bulk", ids, owner=process_owner())
             pool = PoolSettings(workers=slots.local_workers, engine=ocr.engine, slots=slots.worker_config(),
                                 holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds)
-            counters = run_stage_c(url, ids, run_id, pool)
+            counters = run_stage_c(engine, ids, run_id, pool)
             if counters.throttled:
                 raise RuntimeError("direct pass found no free OCR slot")
-            ledger.merge_counters(url, run_id, {"stage_c": counters.as_dict()})
-            ledger.merge_counters(url, run_id, {"stage_d": run_stage_d(url, ids, run_id, settings.consensus_policy)})
-            if not run_stage_e(url, run_id, ids).closed:
+            with engine.begin() as conn:
+                ledger.merge_counters(conn, run_id, {"stage_c": counters.as_dict()})
+            stage_d = run_stage_d(engine, ids, run_id, settings.consensus_policy)
+            with engine.begin() as conn:
+                ledger.merge_counters(conn, run_id, {"stage_d": stage_d})
+            if not run_stage_e(engine, run_id, ids).closed:
                 raise RuntimeError(f"direct batch {run_id} did not close")
             taken += len(ids)
 

@@ -66,13 +66,14 @@ def build(root: Path, cards: int, duplicates: float, seed: int) -> dict[str, int
 def measure(url: str, root: Path, name: str, workers: int) -> dict[str, float]:
     """One Stage C run over collection `name` in the fresh database at `url`."""
     upgrade(url)
-    import_catalog(url, root / "catalog.json")
-    ingest_directory(url, root / name, name)
-    with get_engine(url).connect() as conn:
+    engine = get_engine(url)
+    import_catalog(engine, root / "catalog.json")
+    ingest_directory(engine, root / name, name)
+    with engine.connect() as conn:
         ids = list(conn.exec_driver_sql("SELECT id FROM card ORDER BY id").scalars())
     settings = PoolSettings(workers=workers, engine="tesserocr", holder=f"bench-{name}",
                             slots={"database_url": url, "max_slots": workers, "scope": "host"})
-    counters = run_stage_c(url, ids, f"bench-{name}", settings)
+    counters = run_stage_c(engine, ids, f"bench-{name}", settings)
     get_engine.cache_clear()
     return {"cards": len(ids), "read": counters.extracted + sum(counters.skipped.values()),
             "carried": counters.copies_carried, "seconds": counters.elapsed_seconds}

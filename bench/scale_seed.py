@@ -97,12 +97,12 @@ def seed(url: str, cards: int) -> Seeded:
     """Fill the migrated, empty database at `url` with `cards` cards in the mix of the module docstring."""
     needing = max(2 * BATCH * RUNNING_BATCHES, round(cards * NEEDING))
     done = cards - needing
-    work_rule.sync(url)  # the code's rule in `work_rule`, which the evidence rows copy
     params = {"cards": cards, "done": done, "printings": PRINTINGS, "batch": BATCH,
               "running_batches": RUNNING_BATCHES, "join_key": JOIN_KEY_ID, "slow_path": SLOW_PATH_ID,
               "to_review": TO_REVIEW}
     engine = create_engine(normalise_url(url), poolclass=pool.NullPool)
     try:
+        work_rule.sync(engine)  # the code's rule in `work_rule`, which the evidence rows copy
         with engine.begin() as conn:
             conn.execute(text("SET LOCAL session_replication_role = replica"))
             for statement in _LOAD:

@@ -64,33 +64,39 @@ def measure(url: str, cards: int, repeats: int) -> dict[str, tuple[float, float]
     from stage_e_dagster.sensors.card_stream import evaluate_stream
 
     stream = StreamControl()
-    with get_engine(url).begin() as conn:  # the running batches are alive: no tick reclaims them
+    engine = get_engine(url)
+
+    def read(query, *args, **kwargs):
+        with engine.connect() as conn:
+            return query(conn, *args, **kwargs)
+
+    with engine.begin() as conn:  # the running batches are alive: no tick reclaims them
         conn.execute(text("UPDATE dispatch_ledger SET heartbeat_at = now() WHERE status = 'running'"))
         low, high = conn.execute(text("SELECT min(card_id), max(card_id) FROM card_work")).one()
     limit = stream.max_runs_per_tick * stream.batch_size
     busy = set(range(high - 2 * stream.batch_size + 1, high + 1))  # two queued runs' cards
     frontier = (low + high) // 2
     results = {
-        "tick lookup, fresh cursor": timed(lambda: cards_needing_work(url, limit, busy), repeats),
-        "tick lookup, lagging watermark": timed(lambda: cards_needing_work(url, limit, busy, after_id=1), repeats),
-        "tick lookup, at the frontier": timed(lambda: cards_needing_work(url, limit, busy, after_id=frontier),
+        "tick lookup, fresh cursor": timed(lambda: read(cards_needing_work, limit, busy), repeats),
+        "tick lookup, lagging watermark": timed(lambda: read(cards_needing_work, limit, busy, after_id=1), repeats),
+        "tick lookup, at the frontier": timed(lambda: read(cards_needing_work, limit, busy, after_id=frontier),
                                               repeats),
-        "backlog()": timed(lambda: backlog(url), repeats),
-        "count_needing_work": timed(lambda: count_needing_work(url), repeats),
-        "claim_sweep_range stage_c": timed(lambda: claim_sweep_range(url, "stage_c", stream.sweep_chunk, busy=busy),
-                                           repeats),
-        "claim_sweep_range stage_d": timed(lambda: claim_sweep_range(url, "stage_d", stream.sweep_chunk, busy=busy),
-                                           repeats),
+        "backlog()": timed(lambda: read(backlog), repeats),
+        "count_needing_work": timed(lambda: read(count_needing_work), repeats),
+        "claim_sweep_range stage_c": timed(
+            lambda: claim_sweep_range(engine, "stage_c", stream.sweep_chunk, busy=busy), repeats),
+        "claim_sweep_range stage_d": timed(
+            lambda: claim_sweep_range(engine, "stage_d", stream.sweep_chunk, busy=busy), repeats),
     }
     with DagsterInstance.get() as instance:
-        results["card_stream evaluation"] = timed(lambda: evaluate_stream(instance, url, stream), repeats)
-        results["backstop sweep tick"] = timed(lambda: evaluate_sweep(instance, url, stream), repeats)
-    with get_engine(url).connect() as conn:
+        results["card_stream evaluation"] = timed(lambda: evaluate_stream(instance, engine, stream), repeats)
+        results["backstop sweep tick"] = timed(lambda: evaluate_sweep(instance, engine, stream), repeats)
+    with engine.connect() as conn:
         results["status: cards by state"] = timed(lambda: conn.execute(text(status._CARDS)).all(), repeats)
         results["status: funnel (machine votes)"] = timed(
             lambda: conn.execute(text(status._FUNNEL), {"machine": MACHINE_PREFIX + "%"}).one(), repeats)
         results["status: review_queue_size"] = timed(lambda: review_queue_size(conn), repeats)
-    results["pipeline_status (stage-e status)"] = timed(lambda: pipeline_status(url), repeats)
+    results["pipeline_status (stage-e status)"] = timed(lambda: pipeline_status(engine), repeats)
     return results
 
 

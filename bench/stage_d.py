@@ -129,11 +129,11 @@ def main() -> None:
         card_ids = load(url, batch, expansions)
         print(f"loaded {len(card_ids):,} cards with evidence in {time.perf_counter() - started:.1f} s")
 
-        first = run_stage_d(url, card_ids, "bench-1")
+        first = run_stage_d(get_engine(url), card_ids, "bench-1")
         print(f"run_stage_d first pass: {first['cards_per_s']:,.0f} cards/s ({first['elapsed_s']:.2f} s; "
               f"{first['votes_cast']:,} votes cast, {first['routed_to_review']:,} routed, "
               f"{first['abstentions_logged']:,} abstentions logged)")
-        again = run_stage_d(url, card_ids, "bench-2")
+        again = run_stage_d(get_engine(url), card_ids, "bench-2")
         print(f"run_stage_d re-run:     {again['cards_per_s']:,.0f} cards/s ({again['elapsed_s']:.2f} s; "
               f"{again['already_voted']:,} already voted, {again['votes_cast']} cast)")
 

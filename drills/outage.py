@@ -32,6 +32,7 @@ import psycopg2
 
 from drills.daemon_kit import prepare_cards
 from drills.live import Dev, Home, wait_for
+from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.core.urls import libpq_dsn
 from stage_e_dagster.db.reporting.invariants import duplicate_votes
 from stage_e_dagster.db.slots.holders import list_slot_holders
@@ -79,7 +80,7 @@ def _batch(url: str, ids: list[int], holder: str, out: str) -> None:
 
     settings = PoolSettings(workers=SLOTS, engine="tesserocr", holder=holder,
                             slots={"database_url": url, "max_slots": SLOTS, "wait_seconds": 300.0})
-    counters = run_stage_c(url, ids, holder, settings)
+    counters = run_stage_c(get_engine(url), ids, holder, settings)
     Path(out).write_text(json.dumps(counters.as_dict()))
 
 
@@ -295,7 +296,9 @@ def postgres_restart(home: Home, cards: int, batch: int, figures: dict[str, Any]
     per_card = rows(url, "SELECT c.id, count(e.id) FROM card c LEFT JOIN image_evidence e ON e.card_id = c.id "
                          "GROUP BY c.id HAVING count(e.id) <> 1")
     assert not per_card, f"cards without exactly one evidence row: {per_card[:5]}"
-    assert duplicate_votes(url).count == 0, duplicate_votes(url).sample
+    with get_engine(url).connect() as conn:
+        duplicates = duplicate_votes(conn)
+    assert duplicates.count == 0, duplicates.sample
     # No partial vote group: every calculator voted or abstained on every card (nothing left in the work queue).
     assert rows(url, "SELECT count(*) FROM card_work")[0][0] == 0
     assert rows(url, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'")[0][0] == 0

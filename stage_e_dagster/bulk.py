@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import psycopg2
 from dagster import DagsterInstance
 from dagster_postgres.utils import DagsterPostgresException
+from sqlalchemy import URL, Engine
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stage_e_dagster.control.failures import record_in_process_failure
@@ -55,7 +56,7 @@ class BulkSummary:
 
 def run_backlog(
     instance: DagsterInstance,
-    url: str,
+    engine: Engine,
     *,
     limit: int | None = None,
     batch_size: int = Settings.batch_size,
@@ -71,12 +72,14 @@ def run_backlog(
     summary = BulkSummary()
     _pool_storage_connections(instance)
     try:
-        summary.reclaimed = [row.run_id for row in reclaim_dead_batches(instance, url, reclaim_after_seconds)]
+        summary.reclaimed = [row.run_id for row in reclaim_dead_batches(instance, engine, reclaim_after_seconds)]
         with keep_workers(holder=f"bulk-{os.getpid()}"):
             watermark = None
             while (limit is None or summary.cards < limit) and not summary.halted:
                 size = batch_size if limit is None else min(batch_size, limit - summary.cards)
-                cards = cards_needing_work(url, size, busy_card_ids(instance, url), after_id=watermark)
+                busy = busy_card_ids(instance, engine)
+                with engine.connect() as conn:
+                    cards = cards_needing_work(conn, size, busy, after_id=watermark)
                 if not cards:
                     break
                 watermark = cards[-1].id
@@ -85,18 +88,19 @@ def run_backlog(
                     run_config={**spec.run_config(), **QUIET}, instance=instance, raise_on_error=False,
                     tags=spec.tags(),
                 )
-                row = ledger.get(url, result.run_id)
+                with engine.connect() as conn:
+                    row = ledger.get(conn, result.run_id)
                 status = row.status if row else "missing"
                 if not result.success:
                     summary.failed_runs.append(result.run_id)
-                    status = record_in_process_failure(url, result, spec)
+                    status = record_in_process_failure(engine, result, spec)
                 summary.halted = status == "halted"
                 summary.runs += 1
                 summary.cards += len(cards)
                 summary.statuses[status] = summary.statuses.get(status, 0) + 1
                 on_batch(len(cards), status)
     except LOST_DATABASE as err:
-        raise DatabaseLost(url, err) from None
+        raise DatabaseLost(engine.url, err) from None
     return summary
 
 
@@ -114,7 +118,7 @@ LOST_DATABASE = (DagsterPostgresException, OperationalError, InterfaceError, psy
 class DatabaseLost(RuntimeError):
     """Postgres went away under a bulk run; the message names the database and what to do."""
 
-    def __init__(self, url: str, cause: BaseException) -> None:
+    def __init__(self, url: str | URL, cause: BaseException) -> None:
         first = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
         super().__init__(
             f"lost the database {redact(url)} mid-run ({type(cause).__name__}: {first[:160]}). Bring it back "

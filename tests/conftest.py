@@ -157,6 +157,14 @@ def db_url(pg_server_url: str, template_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def db_engine(db_url: str):
+    """The pooled engine of the test's database: what stages, control and `db/` functions take."""
+    from stage_e_dagster.db.core.engine import get_engine
+
+    return get_engine(db_url)
+
+
+@pytest.fixture
 def pg_connect(db_url: str):
     """Open a separate psycopg2 connection (one per simulated process); all are closed after the test."""
     opened: list = []

@@ -7,6 +7,7 @@ from pathlib import Path
 from dagster import Definitions, JobDefinition
 
 from stage_e_dagster.db.catalog.importer import import_catalog, store_symbol_hashes
+from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.intake.ingest import ingest_directory
 from stage_e_dagster.demo.generate import generate
 from stage_e_dagster.jobs import micro_batch
@@ -21,9 +22,10 @@ from stage_e_dagster.resources.stream import StreamControl
 def load_demo(db_url: str, root: Path, cards: int = 60, printings: int = 80, seed: int = 11) -> Path:
     """Generate a demo corpus under `root`, import its catalogue and symbols, ingest its scans."""
     generate(root, printings=printings, cards=cards, seed=seed, degraded_fraction=0.2, workers=2)
-    summary = import_catalog(db_url, root / "catalog.json")
-    store_symbol_hashes(db_url, root / "symbols", summary)
-    ingest_directory(db_url, root / "scans", "demo")
+    engine = get_engine(db_url)
+    summary = import_catalog(engine, root / "catalog.json")
+    store_symbol_hashes(engine, root / "symbols", summary)
+    ingest_directory(engine, root / "scans", "demo")
     return root
 
 

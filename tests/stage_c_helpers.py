@@ -17,12 +17,13 @@ def seed_scans(db_url: str, root: Path, cards: int = 6, printings: int = 30, see
     Returns identifier -> catalogue card."""
     catalogue = generate_catalog(printings, seed=seed)
     write_catalog(root / "catalog.json", catalogue)
-    summary = import_catalog(db_url, root / "catalog.json")
+    engine = get_engine(db_url)
+    summary = import_catalog(engine, root / "catalog.json")
     symbols = root / "symbols"
     symbols.mkdir(exist_ok=True)
     for code in {c["set"] for c in catalogue}:
         render_set_symbol(code).save(symbols / f"{code}.png")
-    store_symbol_hashes(db_url, symbols, summary)
+    store_symbol_hashes(engine, symbols, summary)
     scans = root / "scans"
     scans.mkdir(exist_ok=True)
     truth: dict[str, dict] = {}
@@ -31,7 +32,7 @@ def seed_scans(db_url: str, root: Path, cards: int = 6, printings: int = 30, see
         name = f"{card['name'].split(' // ')[0]} [{card['set'].upper()}] ({i}).png"
         render_scan(card, long_side=1040, bleed=bool(i % 2), seed=i).save(scans / name)
         truth[name] = card
-    ingest_directory(db_url, scans, "test")
+    ingest_directory(engine, scans, "test")
     return truth
 
 

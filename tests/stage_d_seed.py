@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import select, update
 
 from stage_e_dagster.db.catalog.importer import import_catalog
-from stage_e_dagster.db.core.engine import session_scope
+from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import Card, Expansion, ImageEvidence, Printing, Source
 from stage_e_dagster.demo.catalog import generate_catalog, set_printed_total, write_catalog
 from stage_e_dagster.domain.catalog import normalise_name
@@ -28,9 +28,9 @@ def import_demo_catalog(url: str, directory: Path, printings: int = 600, seed: i
     cards = generate_catalog(printings, seed)
     path = directory / "catalog.json"
     write_catalog(path, cards)
-    import_catalog(url, path)
+    import_catalog(get_engine(url), path)
     rng = random.Random(seed)
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         for code in s.scalars(select(Expansion.code)).all():
             value = rng.getrandbits(64)
             s.execute(update(Expansion).where(Expansion.code == code).values(symbol_phash=value - (1 << 63)))
@@ -38,18 +38,18 @@ def import_demo_catalog(url: str, directory: Path, printings: int = 600, seed: i
 
 
 def printing_ids(url: str) -> dict[str, int]:
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         return {sid: pid for sid, pid in s.execute(select(Printing.scryfall_id, Printing.id))}
 
 
 def symbol_hashes(url: str) -> dict[str, int]:
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         return {code: h for code, h in s.execute(select(Expansion.code, Expansion.symbol_phash))}
 
 
 def add_cards(url: str, specs: list[tuple[str, str, str | None]], source_key: str = "seed") -> list[int]:
     """Cards from (identifier, name, expansion hint); returns their ids in order."""
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         source = s.scalar(select(Source).where(Source.key == source_key))
         if source is None:
             source = Source(key=source_key, kind="directory", location="/seed")
@@ -70,7 +70,7 @@ def add_evidence(url: str, card_id: int, **fields: Any) -> None:
 
 def add_evidence_rows(url: str, rows: dict[int, dict[str, Any]]) -> None:
     """Evidence rows by card id, in one transaction."""
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         query = select(Card.id, Card.content_sha256).where(Card.id.in_(list(rows)))
         shas = {row.id: row.content_sha256 for row in s.execute(query)}
         for card_id, fields in rows.items():
@@ -80,7 +80,7 @@ def add_evidence_rows(url: str, rows: dict[int, dict[str, Any]]) -> None:
 
 def set_evidence(url: str, card_id: int, **fields: Any) -> None:
     """Change fields of the card's stored evidence."""
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         s.execute(update(ImageEvidence).where(ImageEvidence.card_id == card_id).values(**fields))
 
 
@@ -169,7 +169,7 @@ def mini_catalog(url: str) -> dict[str, int]:
     printing ids by `<set>-<number>`; every set has a reference symbol hash (`SYMBOL`)."""
     sets = {"aaa": date(2017, 1, 1), "bbb": date(2001, 1, 1), "ccc": date(2019, 1, 1)}
     rows = [("aaa", "12", "black"), ("bbb", "40", "white"), ("ccc", "12", "black")]
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         s.add_all(Expansion(code=code, name=code.upper(), released_at=day, symbol_phash=SYMBOL[code])
                   for code, day in sets.items())
         printings = [Printing(scryfall_id=f"sf-{code}-{number}", name="Opt", name_normalised="opt", set_code=code,

@@ -1,4 +1,5 @@
-"""Seeding for the stream and sweep tests: rows as ingest, Stage C and Stage D leave them, and queued runs."""
+"""Seeding for the stream and sweep tests: rows as ingest, Stage C and Stage D leave them, and queued runs; and
+reading the ledger and the trips back, each read on a connection of its own."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from sqlalchemy import text
 
 from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.work import DECIDED_BY
 from stage_e_dagster.jobs import BatchSpec
@@ -62,6 +64,21 @@ def reingest(url: str, card_id: int) -> None:
     with get_engine(url).begin() as conn:
         conn.execute(text("UPDATE card SET content_sha256 = md5(random()::text), updated_at = clock_timestamp() "
                           "WHERE id = :id"), {"id": card_id})
+
+
+# --- reading -------------------------------------------------------------------------------------------------
+
+
+def ledger_row(url: str, run_id: str) -> ledger.LedgerRow | None:
+    """The ledger row of `run_id` (None: no row)."""
+    with get_engine(url).connect() as conn:
+        return ledger.get(conn, run_id)
+
+
+def open_trips(url: str) -> list[trips.Trip]:
+    """The open envelope trips, oldest first."""
+    with get_engine(url).connect() as conn:
+        return trips.open_trips(conn)
 
 
 # --- Dagster side ---------------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def vote(db_url: str, card: int, printing: int, voter: str, source: str = "ocr")
                 "VALUES (:c, :p, :v, :s, 0.9)", c=card, p=printing, v=voter, s=source)
 
 
-def test_every_check_passes_on_a_sound_database(db_url, instance):
+def test_every_check_passes_on_a_sound_database(db_url, db_engine, instance):
     cards = seed_cards(db_url, 3)
     printing = add_printing(db_url, "p1")
     vote(db_url, cards[0], printing, "stage-d-join-key-v2")
@@ -62,18 +62,19 @@ def test_every_check_passes_on_a_sound_database(db_url, instance):
     vote(db_url, cards[1], printing, "alice", source="user")
     sql(db_url, "UPDATE card SET printing_status = 'resolved', resolved_printing_id = :p WHERE id = :c",
         p=printing, c=cards[1])
-    ledger.open_batch(db_url, "run-done", "card-event", "passive", cards)
-    ledger.merge_counters(db_url, "run-done", {"stage_c": {}, "stage_d": {}})
-    ledger.close(db_url, "run-done", "completed", {"stage_e": {}})
-    ledger.open_batch(db_url, "run-alive", "card-event", "passive", cards)
-    trips.record_trip(db_url, "run-tripped", "host_load", 9.0, 4.0)
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-done", "card-event", "passive", cards)
+        ledger.merge_counters(conn, "run-done", {"stage_c": {}, "stage_d": {}})
+        ledger.close(conn, "run-done", "completed", {"stage_e": {}})
+        ledger.open_batch(conn, "run-alive", "card-event", "passive", cards)
+        trips.record_trip(conn, "run-tripped", "host_load", 9.0, 4.0)
     result, found = run_checks(db_url, instance)
     assert result.success
     assert {(e.asset_key.path[-1], name) for name, e in found.items()} == CHECKS
     assert all(e.passed and e.metadata["violations"].value == 0 for e in found.values())
 
 
-def test_each_broken_invariant_fails_its_check_with_error_severity_and_the_run(db_url, instance):
+def test_each_broken_invariant_fails_its_check_with_error_severity_and_the_run(db_url, db_engine, instance):
     cards = seed_cards(db_url, 4)
     one, two = add_printing(db_url, "p1"), add_printing(db_url, "p2")
     vote(db_url, cards[0], one, "stage-d-join-key-v2")
@@ -82,12 +83,15 @@ def test_each_broken_invariant_fails_its_check_with_error_severity_and_the_run(d
     vote(db_url, cards[1], one, "stage-d-fallback-v1")
     sql(db_url, "UPDATE card SET printing_status = 'resolved', resolved_printing_id = :p WHERE id = :c",
         p=one, c=cards[1])  # resolved by machines alone
-    ledger.open_batch(db_url, "run-partial", "card-event", "passive", cards)
-    ledger.merge_counters(db_url, "run-partial", {"stage_c": {}})
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-partial", "card-event", "passive", cards)
+        ledger.merge_counters(conn, "run-partial", {"stage_c": {}})
     sql(db_url, "UPDATE dispatch_ledger SET status = 'completed' WHERE run_id = 'run-partial'")  # no D, no E
-    ledger.open_batch(db_url, "run-dead", "card-event", "passive", cards[2:])
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-dead", "card-event", "passive", cards[2:])
     sql(db_url, "UPDATE dispatch_ledger SET heartbeat_at = now() - interval '1 hour' WHERE run_id = 'run-dead'")
-    old = trips.record_trip(db_url, "run-tripped", "host_load", 9.0, 4.0)
+    with db_engine.begin() as conn:
+        old = trips.record_trip(conn, "run-tripped", "host_load", 9.0, 4.0)
     sql(db_url, "UPDATE envelope_trip SET tripped_at = now() - interval '2 hours' WHERE id = :t", t=old)
 
     result, found = run_checks(db_url, instance)

@@ -51,11 +51,12 @@ def test_run_drains_the_backlog_in_batches_and_records_runs(db_url, tmp_path, da
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(8,)]
 
 
-def test_run_refuses_an_open_trip_and_says_how_to_proceed(db_url, tmp_path, dagster_env):
+def test_run_refuses_an_open_trip_and_says_how_to_proceed(db_url, db_engine, tmp_path, dagster_env):
     from stage_e_dagster.db.runs import trips
 
     seed_scans(db_url, tmp_path, cards=2)
-    trip_id = trips.record_trip(db_url, "run-x", "host_load", 9.0, 4.0)
+    with db_engine.begin() as conn:
+        trip_id = trips.record_trip(conn, "run-x", "host_load", 9.0, 4.0)
     runner = CliRunner()
     refused = runner.invoke(main, ["run"])
     assert refused.exit_code == 1 and trip_id in refused.output

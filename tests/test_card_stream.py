@@ -14,7 +14,6 @@ from dagster import (
 )
 from sqlalchemy import text
 
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.definitions import build_definitions
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID
@@ -29,6 +28,7 @@ from tests.stream_helpers import (
     add_evidence,
     add_runs,
     add_scan_log,
+    ledger_row,
     mark_decided,
     reingest,
     seed_cards,
@@ -92,19 +92,21 @@ def test_cards_are_batched_within_max_runs_per_tick(db_url, instance):
     assert requested(rest) == [tuple(ids[200:])]
 
 
-def test_run_keys_are_deterministic_and_change_with_the_cards_bytes(db_url, instance):
+def test_run_keys_are_deterministic_and_change_with_the_cards_bytes(db_url, db_engine, instance):
     ids = seed_cards(db_url, 30)
     keys = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
     assert keys == [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
     assert len(set(keys)) == 3
 
-    with get_engine(db_url).begin() as conn:  # new bytes: the first batch gets a new key
+    with db_engine.begin() as conn:  # new bytes: the first batch gets a new key
         conn.execute(text("UPDATE card SET content_sha256 = md5('x') WHERE id = :id"), {"id": ids[0]})
     after = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
     assert after[0] != keys[0] and after[1:] == keys[1:]
 
-    ledger.open_batch(db_url, "run-1", "card-event", "passive", ids[10:20])  # a batch that ends without its cards
-    ledger.mark_failed(db_url, "run-1", "failed", "boom")
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-1", "card-event", "passive", ids[10:20])  # a batch that ends without its cards
+    with db_engine.begin() as conn:
+        ledger.mark_failed(conn, "run-1", "failed", "boom")
     retried = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
     assert retried[0] == after[0] and retried[1] != keys[1] and retried[2] == keys[2]
 
@@ -115,12 +117,14 @@ def test_skip_when_disabled(db_url, instance):
     assert isinstance(result, SkipReason) and "disabled" in result.skip_message
 
 
-def test_one_open_trip_halts_the_stream_and_is_named(db_url, instance):
+def test_one_open_trip_halts_the_stream_and_is_named(db_url, db_engine, instance):
     seed_cards(db_url, 3)
-    trip_id = trips.record_trip(db_url, "run-x", "host_load", 12.0, 7.0)
+    with db_engine.begin() as conn:
+        trip_id = trips.record_trip(conn, "run-x", "host_load", 12.0, 7.0)
     result = tick(instance, db_url)
     assert isinstance(result, SkipReason) and trip_id in result.skip_message
-    trips.acknowledge(db_url, trip_id, "load back to normal")
+    with db_engine.begin() as conn:
+        trips.acknowledge(conn, trip_id, "load back to normal")
     assert len(flat(requested(tick(instance, db_url)))) == 3
 
 
@@ -152,7 +156,7 @@ def test_stale_bytes_reopen_a_finished_card(db_url, instance):
     assert flat(requested(tick(instance, db_url))) == [done]
 
 
-def test_what_needs_work_follows_the_shared_definition(db_url, instance):
+def test_what_needs_work_follows_the_shared_definition(db_url, db_engine, instance):
     ids = seed_cards(db_url, 9)
     fresh, no_outcome, voted, abstained, no_evidence_skip, c_skipped, c_skipped_old, stale, gone = ids
     add_evidence(db_url, no_outcome)
@@ -165,50 +169,61 @@ def test_what_needs_work_follows_the_shared_definition(db_url, instance):
     add_scan_log(db_url, c_skipped, STAGE_C_ID, "unreadable-image")
     add_scan_log(db_url, c_skipped_old, STAGE_C_ID, "unreadable-image", for_current_bytes=False)
     add_evidence(db_url, stale, {**EXTRACTOR_VERSIONS, "collector": "collector-v0"})
-    with get_engine(db_url).begin() as conn:
+    with db_engine.begin() as conn:
         conn.execute(text("UPDATE card SET missing_since = now() WHERE id = :id"), {"id": gone})
     assert flat(requested(tick(instance, db_url))) == [fresh, no_outcome, no_evidence_skip, c_skipped_old, stale]
 
 
-def test_cards_in_a_running_ledger_batch_are_excluded(db_url, instance):
+def test_cards_in_a_running_ledger_batch_are_excluded(db_url, db_engine, instance):
     ids = seed_cards(db_url, 6)
-    ledger.open_batch(db_url, "run-busy", "card-event", "passive", ids[:3])
-    ledger.open_batch(db_url, "run-done", "card-event", "passive", ids[3:4])
-    ledger.close(db_url, "run-done", "completed")
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-busy", "card-event", "passive", ids[:3])
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-done", "card-event", "passive", ids[3:4])
+    with db_engine.begin() as conn:
+        ledger.close(conn, "run-done", "completed")
     assert flat(requested(tick(instance, db_url))) == ids[3:]
 
 
-def test_cards_of_halted_failed_and_throttled_batches_come_back_with_a_growing_wait(db_url, instance):
+def test_cards_of_halted_failed_and_throttled_batches_come_back_with_a_growing_wait(db_url, db_engine, instance):
     ids = seed_cards(db_url, 3)
     for run_id, card, status in (("run-h", ids[0], "halted"), ("run-f", ids[1], "failed"), ("run-t", ids[2], "x")):
-        ledger.open_batch(db_url, run_id, "card-event", "passive", [card])
+        with db_engine.begin() as conn:
+            ledger.open_batch(conn, run_id, "card-event", "passive", [card])
         if status == "x":
-            ledger.close(db_url, run_id, "throttled", reason="no slot")
+            with db_engine.begin() as conn:
+                ledger.close(conn, run_id, "throttled", reason="no slot")
         else:
-            ledger.mark_failed(db_url, run_id, status, "why")
-    ledger.mark_failed(db_url, "run-f", "failed", "the failure event, processed twice")
+            with db_engine.begin() as conn:
+                ledger.mark_failed(conn, run_id, status, "why")
+    with db_engine.begin() as conn:
+        ledger.mark_failed(conn, "run-f", "failed", "the failure event, processed twice")
     # First time round a halted or failed card is offered at once; a throttled one waits a little.
     assert flat(requested(tick(instance, db_url))) == ids[:2]
-    ledger.open_batch(db_url, "run-f2", "card-event", "passive", [ids[1]])
-    ledger.mark_failed(db_url, "run-f2", "failed", "again")
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-f2", "card-event", "passive", [ids[1]])
+    with db_engine.begin() as conn:
+        ledger.mark_failed(conn, "run-f2", "failed", "again")
     assert flat(requested(tick(instance, db_url))) == ids[:1]  # a card that failed twice now waits
-    with get_engine(db_url).connect() as conn:
+    with db_engine.connect() as conn:
         rows = conn.execute(text("SELECT card_id, attempts, retry_at > now() FROM card_work ORDER BY card_id")).all()
     assert [tuple(r) for r in rows] == [(ids[0], 1, False), (ids[1], 2, True), (ids[2], 1, True)]
 
 
-def test_a_silent_running_batch_is_reclaimed_and_its_cards_offered_again(db_url, instance):
+def test_a_silent_running_batch_is_reclaimed_and_its_cards_offered_again(db_url, db_engine, instance):
     ids = seed_cards(db_url, 4)
-    ledger.open_batch(db_url, "run-dead", "card-event", "passive", ids[:2])
-    ledger.open_batch(db_url, "run-alive", "card-event", "passive", ids[2:])
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-dead", "card-event", "passive", ids[:2])
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-alive", "card-event", "passive", ids[2:])
     assert isinstance(tick(instance, db_url), SkipReason)
-    with get_engine(db_url).begin() as conn:
+    with db_engine.begin() as conn:
         conn.execute(text("UPDATE dispatch_ledger SET heartbeat_at = now() - interval '10 minutes' "
                           "WHERE run_id = 'run-dead'"))
     assert flat(requested(tick(instance, db_url, reclaim_after_seconds=300))) == ids[:2]
-    dead = ledger.get(db_url, "run-dead")
+    dead = ledger_row(db_url, "run-dead")
     assert dead.status == "failed" and dead.failure_reason.startswith("abandoned: no heartbeat since")
-    assert ledger.get(db_url, "run-alive").status == "running"
+    assert ledger_row(db_url, "run-alive").status == "running"
 
 
 def test_sensor_and_schedule_load_in_definitions():

@@ -22,13 +22,13 @@ def _query(url: str, sql: str, **params) -> list[tuple]:
         return [tuple(row) for row in conn.execute(text(sql), params)]
 
 
-def test_a_new_set_reopens_only_the_cards_it_concerns(db_url, tmp_path):
+def test_a_new_set_reopens_only_the_cards_it_concerns(db_url, db_engine, tmp_path):
     catalog = generate_catalog(300, seed=4)
     modern = sorted({c["set"] for c in catalog if c["frame"] == "2015"})
     late = min(modern, key=lambda code: sum(c["set"] == code for c in catalog))  # the set not yet released
     write_catalog(tmp_path / "partial.json", [c for c in catalog if c["set"] != late])
     write_catalog(tmp_path / "full.json", catalog)
-    assert import_catalog(db_url, tmp_path / "partial.json").reopened == set()  # nothing decided yet
+    assert import_catalog(db_engine, tmp_path / "partial.json").reopened == set()  # nothing decided yet
 
     rng = random.Random(2)
     in_late = rng.sample([c for c in catalog if c["set"] == late], 6)
@@ -41,8 +41,9 @@ def test_a_new_set_reopens_only_the_cards_it_concerns(db_url, tmp_path):
     evidence[ids[-2]] = evidence_for(picks[-1], "misread-set", {}, rng)  # a set code that names no known set
     evidence[ids[-1]] = {"collector_raw": "7/250", "collector_number": "7", "copyright_year": 2020}
     add_evidence_rows(db_url, evidence)
-    first = run_stage_d(db_url, ids, "run-1")
-    assert first["cards_processed"] == len(ids) and backlog(db_url)["stage_d"] == 0
+    first = run_stage_d(db_engine, ids, "run-1")
+    with db_engine.connect() as conn:
+        assert first["cards_processed"] == len(ids) and backlog(conn)["stage_d"] == 0
     votes_per_card = "SELECT card_id, count(*) FROM card_printing_tag GROUP BY card_id"
     before = dict(_query(db_url, votes_per_card))
 
@@ -54,16 +55,20 @@ def test_a_new_set_reopens_only_the_cards_it_concerns(db_url, tmp_path):
     expected = by_name | {ids[-1], ids[-2]}
     assert set(ids[:len(in_late)]) <= by_name and len(expected) < len(ids)
 
-    summary = import_catalog(db_url, tmp_path / "full.json")
+    summary = import_catalog(db_engine, tmp_path / "full.json")
     assert summary.changed == sum(c["set"] == late for c in catalog)
     assert summary.reopened == expected
     # No new OCR: the evidence stays current; the stream is offered exactly those cards, for Stage D.
-    queue = backlog(db_url)
+    with db_engine.connect() as conn:
+        queue = backlog(conn)
+        assert {c.id for c in cards_needing_work(conn, 1000)} == expected
     assert (queue["stage_c"], queue["stage_d"]) == (0, len(expected))
-    assert {c.id for c in cards_needing_work(db_url, 1000)} == expected
 
-    second = run_stage_d(db_url, [c.id for c in cards_needing_work(db_url, 1000)], "run-2")
-    assert second["cards_processed"] == len(expected) and backlog(db_url)["stage_d"] == 0
+    with db_engine.connect() as conn:
+        offered = [c.id for c in cards_needing_work(conn, 1000)]
+    second = run_stage_d(db_engine, offered, "run-2")
+    with db_engine.connect() as conn:
+        assert second["cards_processed"] == len(expected) and backlog(conn)["stage_d"] == 0
     printings = printing_ids(db_url)
     late_votes = _query(db_url, "SELECT card_id, printing_id, run_id FROM card_printing_tag "
                                 "WHERE anonymous_id = :voter AND card_id = ANY(:ids)",
@@ -76,13 +81,13 @@ def test_a_new_set_reopens_only_the_cards_it_concerns(db_url, tmp_path):
     after = dict(_query(db_url, votes_per_card))
     assert {c: n for c, n in before.items() if c in untouched} == {c: n for c, n in after.items() if c in untouched}
 
-    again = import_catalog(db_url, tmp_path / "full.json")  # the same file: nothing changed, nothing re-opened
+    again = import_catalog(db_engine, tmp_path / "full.json")  # the same file: nothing changed or re-opened
     assert (again.changed, again.reopened) == (0, set())
 
     corrected = elsewhere[0]  # a correction to one printing re-opens the cards of that name, and the abstainers
     corrected["artist"] = "Corrected Artist"
     write_catalog(tmp_path / "full.json", catalog)
-    fixed = import_catalog(db_url, tmp_path / "full.json")
+    fixed = import_catalog(db_engine, tmp_path / "full.json")
     same_name = {card_id for card_id, (_, name, _) in zip(ids, specs, strict=True)
                  if normalise_name(name) == normalise_name(corrected["name"])}
     assert fixed.changed == 1 and fixed.reopened == same_name | {ids[-1], ids[-2]}

@@ -51,12 +51,12 @@ def test_ingest_prints_a_summary_and_names_bad_files(db_url, tmp_path, monkeypat
     assert "ingest inbox: 0 new, 0 changed, 2 unchanged" in again.output
 
 
-def test_catalog_import_with_a_sets_file_stores_printed_totals_the_reader_then_knows(db_url, tmp_path, monkeypatch):
+def test_catalog_import_with_a_sets_file_stores_printed_totals_the_reader_then_knows(db_url, db_engine, tmp_path,
+                                                                                    monkeypatch):
     """`--sets` takes Scryfall's `/sets` list: each known set's printed size lands on its expansion and in the
     collector reader's catalogue; a set without a printed size stays unknown, an unknown set is reported."""
     from sqlalchemy import text
 
-    from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.judgement.evidence_store import read_catalog
     from stage_e_dagster.demo.catalog import set_printed_total, write_sets
 
@@ -75,10 +75,11 @@ def test_catalog_import_with_a_sets_file_stores_printed_totals_the_reader_then_k
     assert result.exit_code == 0, result.output
     assert f"; {len(rest)} printed set sizes stored" in result.output
     assert "1 sets in sets.json name no imported set" in result.output
-    with get_engine(db_url).connect() as conn:
+    with db_engine.connect() as conn:
         stored = dict(conn.execute(text("SELECT code, printed_total FROM expansion")).all())
     assert stored == {first["code"]: None, **{s["code"]: set_printed_total(s["code"]) for s in rest}}
-    assert read_catalog(db_url).totals == {s["code"]: set_printed_total(s["code"]) for s in rest}
+    with db_engine.connect() as conn:
+        assert read_catalog(conn).totals == {s["code"]: set_printed_total(s["code"]) for s in rest}
 
     (tmp_path / "bad.json").write_text('{"object": "list", "data": ')
     broken = CliRunner().invoke(main, ["catalog", "import", str(tmp_path / "cat.json"),

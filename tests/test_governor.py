@@ -9,7 +9,6 @@ import time
 import pytest
 from sqlalchemy import text
 
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.stages.stage_c import run_stage_c, why_workers
@@ -75,13 +74,13 @@ def test_why_workers_names_a_batch_smaller_than_the_cap_and_a_batch_without_gove
 
 
 @pytest.mark.slow
-def test_the_pool_follows_the_governor_with_real_workers(db_url, tmp_path) -> None:
+def test_the_pool_follows_the_governor_with_real_workers(db_url, db_engine, tmp_path) -> None:
     seed_scans(db_url, tmp_path, cards=48)
     ids = sorted(card_ids(db_url).values())
 
     def read_load() -> float:
         """High load until four cards are done, then calm: steps follow progress, not the clock."""
-        with get_engine(db_url).connect() as conn:
+        with db_engine.connect() as conn:
             done = conn.execute(text("SELECT count(*) FROM image_evidence")).scalar_one()
         return 9.0 if done < 4 else 0.5
 
@@ -100,7 +99,7 @@ def test_the_pool_follows_the_governor_with_real_workers(db_url, tmp_path) -> No
                             slots={"database_url": db_url, "max_slots": 2, "wait_seconds": 5})
     messages: list[str] = []
     try:
-        counters = run_stage_c(db_url, ids, "gov", settings, force=True, governor=governor, read_load=read_load,
+        counters = run_stage_c(db_engine, ids, "gov", settings, force=True, governor=governor, read_load=read_load,
                                log=messages.append)
     finally:
         stop.set()

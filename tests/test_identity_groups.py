@@ -42,7 +42,7 @@ def render(db_url: str, root: Path, names: dict[str, int]) -> None:
     """Import a catalogue and write one rendered scan per name (the value picks the printing and the seed)."""
     catalogue = generate_catalog(30, seed=7)
     write_catalog(root / "catalog.json", catalogue)
-    import_catalog(db_url, root / "catalog.json")
+    import_catalog(get_engine(db_url), root / "catalog.json")
     for name, index in names.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,20 +55,20 @@ def originals(db_url: str) -> list[tuple]:
                         "FROM image_evidence GROUP BY content_sha256 ORDER BY 1")
 
 
-def test_one_batch_extracts_each_image_once_and_carries_it_to_its_copies(db_url, tmp_path):
+def test_one_batch_extracts_each_image_once_and_carries_it_to_its_copies(db_url, db_engine, tmp_path):
     render(db_url, tmp_path, {"a/A.png": 1, "a/B.png": 2, "a/C.png": 3, "b/D.png": 4})
     shutil.copy(tmp_path / "a/A.png", tmp_path / "a/A again.png")
     shutil.copy(tmp_path / "a/A.png", tmp_path / "b/A elsewhere.png")  # the same file in a second source
     shutil.copy(tmp_path / "a/C.png", tmp_path / "a/C again.png")
     (tmp_path / "a/junk.png").write_bytes(b"not an image at all")
     shutil.copy(tmp_path / "a/junk.png", tmp_path / "a/junk again.png")
-    ingest_directory(db_url, tmp_path / "a", "a")
-    ingest_directory(db_url, tmp_path / "b", "b")
+    ingest_directory(db_engine, tmp_path / "a", "a")
+    ingest_directory(db_engine, tmp_path / "b", "b")
     ids = card_ids(db_url)
     c_leader = min(ids["C.png"], ids["C again.png"])  # its file vanishes: the other copy must be read instead
     (tmp_path / "a" / next(n for n in ("C.png", "C again.png") if ids[n] == c_leader)).unlink()
 
-    counters = run_stage_c(db_url, sorted(ids.values()), "run-1", settings(db_url))
+    counters = run_stage_c(db_engine, sorted(ids.values()), "run-1", settings(db_url))
     assert (counters.extracted, counters.copies_carried) == (4, 3)  # A, B, C (second copy), D; 3 copies carried
     assert dict(counters.skipped) == {"unreadable-image": 1, "file-missing": 1}
     # Every image was read from a file once, whatever its number of copies (A has three, C's second copy was read).
@@ -86,26 +86,26 @@ def test_one_batch_extracts_each_image_once_and_carries_it_to_its_copies(db_url,
         (junk[0], "unreadable-image", None), (junk[1], "unreadable-image", str(junk[0])),
         (c_leader, "file-missing", None)])
 
-    again = run_stage_c(db_url, sorted(ids.values()), "run-2", settings(db_url))
+    again = run_stage_c(db_engine, sorted(ids.values()), "run-2", settings(db_url))
     assert (again.extracted, again.copies_carried, again.current) == (0, 0, len(ids))
 
 
 def _race_batch(url: str, ids: list[int], holder: str, barrier: Any, results: Any) -> None:
     try:
         barrier.wait(timeout=120)
-        counters = run_stage_c(url, ids, holder, settings(url, holder))
+        counters = run_stage_c(get_engine(url), ids, holder, settings(url, holder))
         results.put((holder, counters.as_dict(), None))
     except BaseException:  # noqa: BLE001 - report every failure to the parent
         results.put((holder, None, traceback.format_exc()))
 
 
 @pytest.mark.slow
-def test_copies_in_concurrent_batches_are_read_once(db_url, tmp_path):
+def test_copies_in_concurrent_batches_are_read_once(db_url, db_engine, tmp_path):
     render(db_url, tmp_path, {"s/X.png": 5, "s/Y.png": 6, "s/Z.png": 8})
     for name in ("X", "Y", "Z"):
         for copy in range(2):
             shutil.copy(tmp_path / f"s/{name}.png", tmp_path / f"s/{name} copy {copy}.png")
-    ingest_directory(db_url, tmp_path / "s", "s")
+    ingest_directory(db_engine, tmp_path / "s", "s")
     ids = sorted(card_ids(db_url).values())
     ctx = mp.get_context("spawn")
     barrier, results = ctx.Barrier(2), ctx.Queue()
@@ -136,12 +136,12 @@ def copies(db_url):
     return ids
 
 
-def test_a_batch_waits_for_the_batch_reading_a_copy_then_carries_its_result(db_url, copies, pg_connect):
+def test_a_batch_waits_for_the_batch_reading_a_copy_then_carries_its_result(db_url, db_engine, copies, pg_connect):
     first, second, _ = copies
     other_batch = pg_connect()  # another batch, reading the first copy's bytes right now
     other_batch.cursor().execute("SELECT pg_advisory_lock(%s, %s)", content_key("a" + "0" * 63))
     out: dict[str, Any] = {}
-    batch = threading.Thread(target=lambda: out.update(c=run_stage_c(db_url, [second], "run-2", settings(db_url))))
+    batch = threading.Thread(target=lambda: out.update(c=run_stage_c(db_engine, [second], "run-2", settings(db_url))))
     batch.start()
     time.sleep(1.0)
     assert batch.is_alive() and rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]  # it waits, reads nothing
@@ -153,20 +153,20 @@ def test_a_batch_waits_for_the_batch_reading_a_copy_then_carries_its_result(db_u
                         f"WHERE card_id = {second}") == [("READ BY THE OTHER BATCH", first, VERSIONS)]
 
 
-def test_a_copy_still_being_read_elsewhere_after_the_wait_is_left_for_later(db_url, copies, pg_connect):
+def test_a_copy_still_being_read_elsewhere_after_the_wait_is_left_for_later(db_url, db_engine, copies, pg_connect):
     _, second, _ = copies
     pg_connect().cursor().execute("SELECT pg_advisory_lock(%s, %s)", content_key("a" + "0" * 63))
-    counters = run_stage_c(db_url, [second], "run-2", settings(db_url), copy_wait_seconds=0.3)
+    counters = run_stage_c(db_engine, [second], "run-2", settings(db_url), copy_wait_seconds=0.3)
     assert (counters.extracted, counters.not_processed) == (0, 1)
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
 
 
-def test_the_review_queue_shows_a_group_once_and_a_vote_applies_to_every_copy(db_url, copies, monkeypatch):
+def test_the_review_queue_shows_a_group_once_and_a_vote_applies_to_every_copy(db_url, db_engine, copies, monkeypatch):
     first, second, other = copies
     for card in copies:
         add_evidence(db_url, card, collector_raw="~~", border_color="black")
-    run_stage_d(db_url, copies, "run-1")
-    with get_engine(db_url).connect() as conn:
+    run_stage_d(db_engine, copies, "run-1")
+    with db_engine.connect() as conn:
         queue = review_queue(conn)
         assert review_queue_size(conn) == 2
     assert [(item.card_id, item.copies) for item in queue] == [(first, 2), (other, 1)]
@@ -174,16 +174,16 @@ def test_the_review_queue_shows_a_group_once_and_a_vote_applies_to_every_copy(db
     listed = CliRunner().invoke(review, ["list"]).output
     assert listed.startswith("2 cards awaiting review") and "copies: 2 cards with these exact bytes" in listed
 
-    result = cast_human_vote(db_url, second, "alice", scryfall_id="sf-ccc-12", admin=True)
+    result = cast_human_vote(db_engine, second, "alice", scryfall_id="sf-ccc-12", admin=True)
     assert result.copies == (first,) and result.printing_status == "resolved" and result.recorded
     assert rows(db_url, "SELECT card_id, anonymous_id, applied_from_card_id FROM card_printing_tag "
                         "WHERE source <> 'ocr' ORDER BY card_id") == [(first, "alice", second), (second, "alice", None)]
     assert rows(db_url, "SELECT id, printing_status FROM card ORDER BY id") == [
         (first, "resolved"), (second, "resolved"), (other, "unresolved")]
-    with get_engine(db_url).connect() as conn:
+    with db_engine.connect() as conn:
         assert [item.card_id for item in review_queue(conn)] == [other]
 
-    again = cast_human_vote(db_url, first, "alice", no_match=True, admin=True)  # a change of mind, on either copy
+    again = cast_human_vote(db_engine, first, "alice", no_match=True, admin=True)  # a change of mind, on either copy
     assert again.recorded and again.write.replaced == 2
     assert rows(db_url, "SELECT card_id, reason FROM card_printing_tag_archive ORDER BY card_id") == [
         (first, "human-override"), (second, "human-override")]
@@ -191,16 +191,16 @@ def test_the_review_queue_shows_a_group_once_and_a_vote_applies_to_every_copy(db
         ("no_match",), ("no_match",)]
 
 
-def test_content_locks_take_the_free_hashes_in_one_round_and_leave_the_held_ones(db_url):
+def test_content_locks_take_the_free_hashes_in_one_round_and_leave_the_held_ones(db_url, db_engine):
     """Two batches' lock sessions: the second takes only the hashes the first does not hold, and gets the rest once
     the first lets go (the lock state is read back from pg_locks, not from the code under test)."""
     from stage_e_dagster.db.judgement.identity_groups import ContentLocks
 
     hashes = [f"{i:02x}" * 32 for i in (1, 2, 3)]
-    with ContentLocks(db_url, "a") as first, ContentLocks(db_url, "b") as second:
+    with ContentLocks(db_engine, "a") as first, ContentLocks(db_engine, "b") as second:
         assert first.try_lock(hashes[:2]) == set(hashes[:2])
         assert second.try_lock(hashes) == {hashes[2]}
-        with get_engine(db_url).connect() as conn:
+        with db_engine.connect() as conn:
             from sqlalchemy import text
 
             held = conn.execute(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")).scalar()

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from stage_e_dagster.db.core.engine import session_scope
+from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import Card
 from stage_e_dagster.db.intake.ingest import ingest_directory
 
@@ -19,7 +19,7 @@ def _png(path, colour=(200, 10, 10), size=(63, 88)):
 
 
 def _cards(db_url) -> dict[str, Card]:
-    with session_scope(db_url) as s:
+    with session_scope(get_engine(db_url)) as s:
         return {c.identifier: c for c in s.scalars(select(Card))}
 
 
@@ -33,8 +33,8 @@ def scans(tmp_path):
     return root
 
 
-def test_ingest_registers_images_with_parsed_names_and_hashes(db_url, scans):
-    summary = ingest_directory(db_url, scans, "local")
+def test_ingest_registers_images_with_parsed_names_and_hashes(db_url, db_engine, scans):
+    summary = ingest_directory(db_engine, scans, "local")
     assert (summary.new, summary.unchanged) == (3, 0)
     cards = _cards(db_url)
     assert set(cards) == {"Opt [XLN].png", "sub/Lightning Bolt [M10] (2).png", "sub/Counterspell.jpg"}
@@ -45,54 +45,54 @@ def test_ingest_registers_images_with_parsed_names_and_hashes(db_url, scans):
     assert cards["sub/Counterspell.jpg"].expansion_hint is None
 
 
-def test_reingest_is_idempotent_and_changes_update_the_row(db_url, scans):
-    ingest_directory(db_url, scans, "local")
-    again = ingest_directory(db_url, scans, "local")
+def test_reingest_is_idempotent_and_changes_update_the_row(db_url, db_engine, scans):
+    ingest_directory(db_engine, scans, "local")
+    again = ingest_directory(db_engine, scans, "local")
     assert (again.new, again.changed, again.unchanged) == (0, 0, 3)
     before = _cards(db_url)["Opt [XLN].png"]
     _png(scans / "Opt [XLN].png", colour=(10, 200, 10), size=(70, 90))
-    changed = ingest_directory(db_url, scans, "local")
+    changed = ingest_directory(db_engine, scans, "local")
     assert (changed.new, changed.changed, changed.unchanged) == (0, 1, 2)
     after = _cards(db_url)["Opt [XLN].png"]
     assert after.id == before.id and after.content_sha256 != before.content_sha256
 
 
-def test_vanished_files_are_reported_and_marked(db_url, scans):
-    ingest_directory(db_url, scans, "local")
+def test_vanished_files_are_reported_and_marked(db_url, db_engine, scans):
+    ingest_directory(db_engine, scans, "local")
     (scans / "sub" / "Counterspell.jpg").unlink()
-    summary = ingest_directory(db_url, scans, "local")
+    summary = ingest_directory(db_engine, scans, "local")
     assert summary.vanished == ["sub/Counterspell.jpg"]
     assert _cards(db_url)["sub/Counterspell.jpg"].missing_since is not None
     Image.new("RGB", (63, 88), "blue").save(scans / "sub" / "Counterspell.jpg")
-    ingest_directory(db_url, scans, "local")
+    ingest_directory(db_engine, scans, "local")
     assert _cards(db_url)["sub/Counterspell.jpg"].missing_since is None
 
 
-def test_unreadable_files_are_counted_and_registered_without_a_phash(db_url, scans):
+def test_unreadable_files_are_counted_and_registered_without_a_phash(db_url, db_engine, scans):
     (scans / "empty.png").write_bytes(b"")
     (scans / "text.jpg").write_text("hello")
-    summary = ingest_directory(db_url, scans, "local")
+    summary = ingest_directory(db_engine, scans, "local")
     assert sorted(summary.unreadable) == ["empty.png", "text.jpg"]
     cards = _cards(db_url)
     assert cards["text.jpg"].content_phash is None and cards["empty.png"].size_bytes == 0
 
 
-def test_symlinks_and_escaping_paths_are_refused(db_url, scans, tmp_path):
+def test_symlinks_and_escaping_paths_are_refused(db_url, db_engine, scans, tmp_path):
     outside = tmp_path / "outside"
     _png(outside / "Secret.png")
     os.symlink(outside / "Secret.png", scans / "Secret.png")
     os.symlink(outside, scans / "linked-dir")
-    summary = ingest_directory(db_url, scans, "local")
+    summary = ingest_directory(db_engine, scans, "local")
     assert sorted(summary.refused) == [("Secret.png", "symlink"), ("linked-dir", "symlink")]
     assert "Secret.png" not in _cards(db_url)
 
 
-def test_missing_directory_is_a_clear_error(db_url, tmp_path):
+def test_missing_directory_is_a_clear_error(db_url, db_engine, tmp_path):
     with pytest.raises(NotADirectoryError):
-        ingest_directory(db_url, tmp_path / "nope", "local")
+        ingest_directory(db_engine, tmp_path / "nope", "local")
 
 
-def test_pipes_and_other_special_files_are_refused_not_read(db_url, scans):
+def test_pipes_and_other_special_files_are_refused_not_read(db_url, db_engine, scans):
     os.mkfifo(scans / "Stalled [M20].png")  # reading it would block forever
-    summary = ingest_directory(db_url, scans, "local")
+    summary = ingest_directory(db_engine, scans, "local")
     assert ("Stalled [M20].png", "not a regular file") in summary.refused

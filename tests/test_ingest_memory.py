@@ -61,7 +61,8 @@ def _source(db_url: str, root: Path, key: str, files: int) -> None:
         folder = root / f"d{index // 1000:03d}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"Card {index} [abc].png").write_bytes(_PNG)
-    source_id = ensure_source(db_url, key, root)
+    with get_engine(db_url).begin() as conn:
+        source_id = ensure_source(conn, key, root)
     with get_engine(db_url).begin() as conn:
         conn.execute(text(
             "INSERT INTO card (source_id, identifier, name, name_normalised, content_sha256, size_bytes) "
@@ -77,7 +78,7 @@ def _sync_peak(db_url: str, root: Path, key: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_sync_peak_memory_does_not_grow_with_the_files(db_url, tmp_path):
+def test_sync_peak_memory_does_not_grow_with_the_files(db_url, db_engine, tmp_path):
     small, large = 500, 15_000
     _source(db_url, tmp_path / "small", "small", small)
     _source(db_url, tmp_path / "large", "large", large)
@@ -94,7 +95,7 @@ def test_sync_peak_memory_does_not_grow_with_the_files(db_url, tmp_path):
     # under 300 kB whatever the size (tracemalloc); the C allocator's pages settle about 1.6 MB higher after a few
     # thousand files and stay there (the same at 40,000 files), which the bound leaves room for.
     assert extra_kb < 5 * 1024, f"the ingest peak grew {extra_kb / 1024:.1f} MB for {large - small} more files"
-    with get_engine(db_url).connect() as conn:
+    with db_engine.connect() as conn:
         gone = conn.execute(text("SELECT count(*) FROM card WHERE identifier = 'gone.png' AND missing_since IS NOT "
                                  "NULL")).scalar_one()
     assert gone == 2

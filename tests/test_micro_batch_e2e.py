@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from dagster import DagsterInstance, SensorResult, build_sensor_context
 
-from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.host import default_load_target
 from stage_e_dagster.sensors.card_stream import card_stream
 from tests.e2e_helpers import load_demo, micro_batch_job, resources
 from tests.stage_c_helpers import rows
+from tests.stream_helpers import ledger_row
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ def test_stream_to_completed_ledger(db_url, tmp_path):
     for request in requests:
         run = job.execute_in_process(run_config=request.run_config, instance=instance, tags=request.tags)
         assert run.success
-        assert ledger.get(db_url, run.run_id).status == "completed"
+        assert ledger_row(db_url, run.run_id).status == "completed"
 
     unfinished = rows(db_url, """
         SELECT c.identifier FROM card c
@@ -43,7 +43,7 @@ def test_stream_to_completed_ledger(db_url, tmp_path):
     assert unfinished == []
     statuses = rows(db_url, "SELECT status, count(*) FROM dispatch_ledger GROUP BY status")
     assert statuses == [("completed", 3)]
-    counters = ledger.get(db_url, run.run_id).counters
+    counters = ledger_row(db_url, run.run_id).counters
     assert {"stage_c", "stage_d", "stage_e"} <= set(counters)
     # How many OCR workers ran and why: in the ledger counters and the Stage C materialisation alike.
     (materialization,) = run.asset_materializations_for_node("image_evidence")
@@ -56,7 +56,7 @@ def test_stream_to_completed_ledger(db_url, tmp_path):
     assert not getattr(again, "run_requests", None), "a second tick must not request the same cards again"
     rerun = job.execute_in_process(run_config=requests[0].run_config, instance=instance)
     assert rerun.success
-    assert ledger.get(db_url, rerun.run_id).counters["stage_c"]["workers_why"].startswith("no card needs")
+    assert ledger_row(db_url, rerun.run_id).counters["stage_c"]["workers_why"].startswith("no card needs")
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(60,)]
     duplicates = rows(db_url, "SELECT card_id, anonymous_id, printing_id, count(*) FROM card_printing_tag "
                               "GROUP BY 1, 2, 3 HAVING count(*) > 1")

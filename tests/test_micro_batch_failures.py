@@ -19,6 +19,7 @@ from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.card_stream import card_stream
 from tests.e2e_helpers import micro_batch_job, resources
 from tests.stage_c_helpers import card_ids, rows, seed_scans
+from tests.stream_helpers import ledger_row, open_trips
 from tests.test_run_failures import Ticker
 
 pytestmark = pytest.mark.slow
@@ -44,14 +45,14 @@ def test_no_free_slot_retries_then_closes_the_batch_throttled(db_url, batch):
     assert result.success
     skipped = {e.step_key for e in result.all_events if e.event_type_value == "STEP_SKIPPED"}
     assert skipped == {"printing_votes", "dispatch_outcome"}
-    row = ledger.get(db_url, result.run_id)
+    row = ledger_row(db_url, result.run_id)
     assert row.status == "throttled" and "no OCR slot" in row.failure_reason
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
     retries = [e for e in result.all_events if e.event_type_value == "STEP_UP_FOR_RETRY"]
     assert len(retries) == 1
 
 
-def test_envelope_breach_halts_the_stream_until_acknowledged(db_url, batch, pg_dagster_instance):
+def test_envelope_breach_halts_the_stream_until_acknowledged(db_url, db_engine, batch, pg_dagster_instance):
     instance = pg_dagster_instance
     ticker = Ticker(instance, db_url)
     ticker.tick()
@@ -61,21 +62,22 @@ def test_envelope_breach_halts_the_stream_until_acknowledged(db_url, batch, pg_d
     assert not result.success
     # The run recorded its trip at the breach, before any sensor tick: a run queued behind it halts at its gate
     # without tripping again.
-    (trip,) = trips.open_trips(db_url)
+    (trip,) = open_trips(db_url)
     assert trip.run_id == result.run_id and trip.bar == "rss" and trip.detail["recorded_by"] == "run"
     assert trip.detail["step"] == "image_evidence" and trip.detail["cards"] == 6
     queued = micro_batch_job(db_url, envelope=tripping).execute_in_process(
         run_config=batch.run_config(), instance=instance, raise_on_error=False)
-    assert queued.success and ledger.get(db_url, queued.run_id).status == "halted"
-    assert trip.id in ledger.get(db_url, queued.run_id).failure_reason
+    assert queued.success and ledger_row(db_url, queued.run_id).status == "halted"
+    assert trip.id in ledger_row(db_url, queued.run_id).failure_reason
     ticker.tick()
     ticker.tick()
-    assert [t.id for t in trips.open_trips(db_url)] == [trip.id], "one trip for the run that tripped, no more"
-    assert ledger.get(db_url, result.run_id).status == "halted"
+    assert [t.id for t in open_trips(db_url)] == [trip.id], "one trip for the run that tripped, no more"
+    assert ledger_row(db_url, result.run_id).status == "halted"
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
     halted = _stream_tick(instance, db_url)
     assert isinstance(halted, dg.SkipReason) and trip.id in halted.skip_message
-    trips.acknowledge(db_url, trip.id, "raised the memory ceiling")
+    with db_engine.begin() as conn:
+        trips.acknowledge(conn, trip.id, "raised the memory ceiling")
     reopened = _stream_tick(instance, db_url)
     assert [len(r.run_config["ops"]["image_evidence"]["config"]["card_ids"]) for r in reopened.run_requests] == [6]
 
@@ -85,7 +87,8 @@ def _execute(db_url: str, spec: BatchSpec) -> None:
                                                instance=dg.DagsterInstance.ephemeral())
 
 
-def test_sigkill_mid_stage_c_never_leaves_completed_the_row_is_reclaimed_and_its_cards_come_back(db_url, tmp_path):
+def test_sigkill_mid_stage_c_never_leaves_completed_the_row_is_reclaimed_and_its_cards_come_back(
+        db_url, db_engine, tmp_path):
     seed_scans(db_url, tmp_path, cards=24)
     spec = BatchSpec(tuple(sorted(card_ids(db_url).values())), trigger="card-event", mode="passive")
     child = mp.get_context("spawn").Process(target=_execute, args=(db_url, spec))
@@ -101,19 +104,22 @@ def test_sigkill_mid_stage_c_never_leaves_completed_the_row_is_reclaimed_and_its
     time.sleep(2)
     assert list_slot_holders(db_url) == []
     # The reaper (a stream tick, `stage-e status`, the next `stage-e run`) sees the run's process is gone.
-    (reclaimed,) = ledger.reap(db_url, max_age_seconds=300)
+    with db_engine.begin() as conn:
+        (reclaimed,) = ledger.reap(conn, max_age_seconds=300)
     assert reclaimed.run_id == killed[0] and reclaimed.status == "failed"
     assert "is gone" in reclaimed.failure_reason
     unfinished = {row[0] for row in rows(db_url, "SELECT c.id FROM card c WHERE NOT EXISTS "
                                                  "(SELECT 1 FROM image_evidence e WHERE e.card_id = c.id)")}
-    offered = {card.id for card in cards_needing_work(db_url, 100)}
+    with db_engine.connect() as conn:
+        offered = {card.id for card in cards_needing_work(conn, 100)}
     assert unfinished and unfinished <= offered  # offered again at once (their first retry has no wait)
     rerun = micro_batch_job(db_url).execute_in_process(
         run_config=BatchSpec(tuple(sorted(offered)), "card-event", "passive").run_config(),
         instance=dg.DagsterInstance.ephemeral())
     assert rerun.success
-    assert ledger.get(db_url, rerun.run_id).status == "completed"
-    assert cards_needing_work(db_url, 100) == []
+    assert ledger_row(db_url, rerun.run_id).status == "completed"
+    with db_engine.connect() as conn:
+        assert cards_needing_work(conn, 100) == []
     assert rows(db_url, "SELECT count(*), count(DISTINCT card_id) FROM image_evidence") == [(24, 24)]
     assert rows(db_url, "SELECT count(*) FROM (SELECT card_id, anonymous_id, printing_id FROM card_printing_tag "
                         "GROUP BY 1, 2, 3 HAVING count(*) > 1) d") == [(0,)]

@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.resources.ocr_slots import OcrSlots
 from stage_e_dagster.stages.stage_c import run_stage_c
@@ -44,16 +45,17 @@ def _wait_gone(pid: int, seconds: float = 10.0) -> bool:
     return _gone(pid)
 
 
-def test_a_kept_worker_holds_its_slot_between_batches_serves_the_next_and_stops_with_the_block(db_url, tmp_path):
+def test_a_kept_worker_holds_its_slot_between_batches_serves_the_next_and_stops_with_the_block(
+        db_url, db_engine, tmp_path):
     seed_scans(db_url, tmp_path, cards=6)
     ids = sorted(card_ids(db_url).values())
     with keep_workers(holder="kept-run"):
-        first = run_stage_c(db_url, ids[:3], "b1", _settings(db_url, "b1"), force=True)
+        first = run_stage_c(db_engine, ids[:3], "b1", _settings(db_url, "b1"), force=True)
         between = list_slot_holders(db_url)
         kept = _worker_pids(db_url)
         with OcrSlots.from_worker_config({"database_url": db_url, "max_slots": 1}).acquire(1, "intruder") as held:
             assert held == [], "the kept worker's slot must still count against the cap between batches"
-        second = run_stage_c(db_url, ids[3:], "b2", _settings(db_url, "b2"), force=True)
+        second = run_stage_c(db_engine, ids[3:], "b2", _settings(db_url, "b2"), force=True)
         pids = _worker_pids(db_url)
     assert first.extracted == 3 and second.extracted == 3
     assert (first.workers, first.workers_reused) == (1, 0)
@@ -65,7 +67,7 @@ def test_a_kept_worker_holds_its_slot_between_batches_serves_the_next_and_stops_
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(6,)]
 
 
-def test_a_batch_that_fails_kills_its_kept_worker_and_the_next_batch_starts_a_fresh_one(db_url, tmp_path):
+def test_a_batch_that_fails_kills_its_kept_worker_and_the_next_batch_starts_a_fresh_one(db_url, db_engine, tmp_path):
     seed_scans(db_url, tmp_path, cards=6)
     ids = sorted(card_ids(db_url).values())
     seen: list[int] = []
@@ -76,14 +78,14 @@ def test_a_batch_that_fails_kills_its_kept_worker_and_the_next_batch_starts_a_fr
             raise RuntimeError("envelope breach")
 
     with keep_workers(holder="kept-run"):
-        run_stage_c(db_url, ids[:2], "b1", _settings(db_url, "b1"), force=True)
+        run_stage_c(db_engine, ids[:2], "b1", _settings(db_url, "b1"), force=True)
         kept = _worker_pids(db_url)
         with pytest.raises(RuntimeError, match="envelope breach"):
-            run_stage_c(db_url, ids[2:], "b2", _settings(db_url, "b2"), force=True, on_tick=trip)
+            run_stage_c(db_engine, ids[2:], "b2", _settings(db_url, "b2"), force=True, on_tick=trip)
         assert kept and set(seen) == set(kept), "the failing batch should have run on the kept worker"
         assert _wait_gone(kept[0], 5.0), "a failed batch must kill its workers, kept or not"
         assert _worker_pids(db_url) == []
-        third = run_stage_c(db_url, ids[2:], "b3", _settings(db_url, "b3"))
+        third = run_stage_c(db_engine, ids[2:], "b3", _settings(db_url, "b3"))
         assert (third.workers, third.workers_reused) == (1, 0)
         assert third.extracted + third.current == 4
     assert list_slot_holders(db_url) == []
@@ -91,7 +93,7 @@ def test_a_batch_that_fails_kills_its_kept_worker_and_the_next_batch_starts_a_fr
 
 def _owner(url: str, ids: list[int], ready: str) -> None:
     with keep_workers(holder="doomed-run"):
-        run_stage_c(url, ids, "doomed", _settings(url, "doomed"), force=True)
+        run_stage_c(get_engine(url), ids, "doomed", _settings(url, "doomed"), force=True)
         Path(ready).write_text("kept")
         time.sleep(120)
 

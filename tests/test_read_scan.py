@@ -94,7 +94,7 @@ def test_the_ocr_worker_refuses_a_scan_replaced_by_a_symlink(tree):
     assert result.outcome.reason == "file-symlink"
 
 
-def test_ingest_refuses_a_name_that_is_not_utf8_and_registers_the_rest(db_url, tmp_path):
+def test_ingest_refuses_a_name_that_is_not_utf8_and_registers_the_rest(db_url, db_engine, tmp_path):
     from stage_e_dagster.db.intake.ingest import ingest_directory
 
     root = tmp_path / "scans"
@@ -103,6 +103,6 @@ def test_ingest_refuses_a_name_that_is_not_utf8_and_registers_the_rest(db_url, t
     Image.new("RGB", (63, 88), "blue").save(os.fsdecode(bytes(root) + b"/Bad \xff\xfe.png"))
     Image.new("RGB", (63, 88), "green").save(root / "Line\nBreak.png")
     assert list_images(root).files == 3  # the inbox listing digests a name that is not UTF-8 too
-    summary = ingest_directory(db_url, root, "local")
+    summary = ingest_directory(db_engine, root, "local")
     assert summary.new == 2
     assert summary.refused == [("Bad \\xff\\xfe.png", "name is not valid UTF-8")]

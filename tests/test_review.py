@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from stage_e_dagster.commands.review import review, vote
-from stage_e_dagster.db.core.engine import session_scope
+from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import Card, CardPrintingTag
 from stage_e_dagster.stages.stage_d import run_stage_d
 from tests.stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence
@@ -39,25 +39,25 @@ def cards(db_url):
 
 
 def _state(url, card_id):
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         card = s.get(Card, card_id)
         return card.printing_status, card.resolved_printing_id
 
 
-def test_machine_votes_alone_never_resolve_under_funnel_but_do_under_machine_quorum(db_url, cards):
+def test_machine_votes_alone_never_resolve_under_funnel_but_do_under_machine_quorum(db_url, db_engine, cards):
     ids = [cards["agreed"], cards["unreadable"], cards["unknown"]]
-    counters = run_stage_d(db_url, ids, "run-1")
+    counters = run_stage_d(db_engine, ids, "run-1")
     assert counters["cards_resolved"] == 0 and _state(db_url, cards["agreed"]) == ("unresolved", None)
-    quorum = run_stage_d(db_url, ids, "run-2", policy="machine-quorum")
+    quorum = run_stage_d(db_engine, ids, "run-2", policy="machine-quorum")
     assert (quorum["cards_resolved"], quorum["newly_resolved"], quorum["votes_cast"]) == (1, 1, 0)
     assert _state(db_url, cards["agreed"]) == ("resolved", cards["bbb-40"])
     assert _state(db_url, cards["unreadable"]) == ("unresolved", None)
-    back = run_stage_d(db_url, ids, "run-3")  # the policy is applied on every recompute
+    back = run_stage_d(db_engine, ids, "run-3")  # the policy is applied on every recompute
     assert back["consensus_changed"] == 1 and _state(db_url, cards["agreed"]) == ("unresolved", None)
 
 
-def test_one_user_vote_plus_agreeing_machines_resolves(db_url, cards, cli):
-    run_stage_d(db_url, [cards["agreed"]], "run-1")
+def test_one_user_vote_plus_agreeing_machines_resolves(db_url, db_engine, cards, cli):
+    run_stage_d(db_engine, [cards["agreed"]], "run-1")
     result = cli(vote, cards["agreed"], "--printing", "sf-bbb-40", "--user", "alice")
     assert result.exit_code == 0, result.output
     assert "recorded" in result.output and "consensus (funnel): resolved" in result.output
@@ -66,21 +66,21 @@ def test_one_user_vote_plus_agreeing_machines_resolves(db_url, cards, cli):
     assert "already voted" in again.output
 
 
-def test_a_new_human_vote_replaces_that_users_previous_one(db_url, cards, cli):
+def test_a_new_human_vote_replaces_that_users_previous_one(db_url, db_engine, cards, cli):
     card = cards["unknown"]
     assert cli(vote, card, "--printing", "sf-aaa-12", "--user", "bob").exit_code == 0
     assert _state(db_url, card) == ("unresolved", None)  # one user (weight 1) is not enough alone
     result = cli(vote, card, "--no-match", "--user", "bob", "--admin")
     assert result.exit_code == 0 and "no_match" in result.output
-    with session_scope(db_url) as s:
+    with session_scope(db_engine) as s:
         votes = s.scalars(select(CardPrintingTag).where(CardPrintingTag.card_id == card)).all()
         assert [(v.anonymous_id, v.source, v.printing_id, v.is_no_match) for v in votes] == [
             ("bob", "admin", None, True)]
     assert _state(db_url, card) == ("no_match", None)
 
 
-def test_review_list_shows_routed_unresolved_cards_with_their_reasons(db_url, cards, cli):
-    run_stage_d(db_url, [cards["agreed"], cards["unreadable"], cards["unknown"]], "run-1")
+def test_review_list_shows_routed_unresolved_cards_with_their_reasons(db_url, db_engine, cards, cli):
+    run_stage_d(db_engine, [cards["agreed"], cards["unreadable"], cards["unknown"]], "run-1")
     listed = cli(review, "list")
     assert listed.exit_code == 0, listed.output
     out = listed.output
@@ -106,9 +106,9 @@ def test_review_list_shows_routed_unresolved_cards_with_their_reasons(db_url, ca
         (["{card}", "--no-match"], "Missing option '--user'"),
     ],
 )
-def test_vote_rejects_bad_input_with_a_clear_error(db_url, cards, cli, args, message):
+def test_vote_rejects_bad_input_with_a_clear_error(db_url, db_engine, cards, cli, args, message):
     result = cli(vote, *(a.format(card=cards["unknown"]) for a in args))
     assert result.exit_code != 0
     assert message in result.output
-    with session_scope(db_url) as s:
+    with session_scope(db_engine) as s:
         assert s.scalars(select(CardPrintingTag)).all() == []

@@ -22,6 +22,7 @@ from stage_e_dagster.jobs import BatchSpec
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.sensors.run_failures import FailureNotRecorded, record_run_failures
+from tests.stream_helpers import ledger_row, open_trips
 
 
 class BatchConfig(dg.Config):
@@ -77,7 +78,8 @@ def _errors(data: SensorExecutionData) -> list[object]:
     return [r.error for r in data.dagster_run_reactions or [] if r.error]
 
 
-def test_stored_failures_halt_on_envelope_trips_and_fail_otherwise(instance, db_url: str, monkeypatch) -> None:
+def test_stored_failures_halt_on_envelope_trips_and_fail_otherwise(instance, db_url: str, db_engine,
+                                                                   monkeypatch) -> None:
     monkeypatch.delenv("DAGSTER_RUN_STATUS_SENSOR_PROCESS_LIMIT", raising=False)
     ticker = Ticker(instance, db_url)
     assert ticker.tick().skip_message.startswith("Initiating")  # the first tick only records where it starts
@@ -86,7 +88,8 @@ def test_stored_failures_halt_on_envelope_trips_and_fail_otherwise(instance, db_
     tripping = Envelope(database=AppDatabase(database_url=db_url), host_load_ceiling=1e9, rss_ceiling_mb=1.0)
     envelope_run = _run(_micro_batch(envelope_checked, envelope=tripping), instance,
                         BatchSpec((1, 2, 3), "card-event", "passive"))
-    ledger.open_batch(db_url, "already-open", "manual", "passive", [9])  # unrelated row stays untouched
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "already-open", "manual", "passive", [9])  # unrelated row stays untouched
     other_job = _run(_micro_batch(exploding, name="some_other_job"), instance, BatchSpec((4,)))
     plain_run = _run(_micro_batch(exploding), instance, BatchSpec((5, 6), "backstop-sweep", "passive"))
 
@@ -94,30 +97,31 @@ def test_stored_failures_halt_on_envelope_trips_and_fail_otherwise(instance, db_
     assert not _errors(data)
     assert {r.dagster_run.run_id for r in data.dagster_run_reactions} == {envelope_run, other_job, plain_run}
 
-    (trip,) = trips.open_trips(db_url)
+    (trip,) = open_trips(db_url)
     assert (trip.run_id, trip.bar, trip.ceiling) == (envelope_run, "rss", 1.0) and trip.observed > 1.0
     assert trip.detail["step"] == "image_evidence" and trip.detail["cards"] == 3
-    halted = ledger.get(db_url, envelope_run)
+    halted = ledger_row(db_url, envelope_run)
     assert (halted.status, halted.trigger, halted.card_ids) == ("halted", "card-event", [1, 2, 3])
     assert "envelope tripped" in halted.failure_reason and "rss" in halted.failure_reason
-    failed = ledger.get(db_url, plain_run)
+    failed = ledger_row(db_url, plain_run)
     assert (failed.status, failed.trigger, failed.card_ids) == ("failed", "backstop-sweep", [5, 6])
     assert "RuntimeError: catalogue exploded on 2 cards" in failed.failure_reason
-    assert ledger.get(db_url, other_job) is None
-    assert ledger.get(db_url, "already-open").status == "running"
+    assert ledger_row(db_url, other_job) is None
+    assert ledger_row(db_url, "already-open").status == "running"
 
     assert not ticker.tick().dagster_run_reactions  # the cursor moved past them
     monkeypatch.setenv("DAGSTER_RUN_STATUS_SENSOR_PROCESS_LIMIT", "100")
     ticker.cursor = RunStatusSensorCursor(record_id=-1, update_timestamp=None).to_json()  # re-process every event
     reprocessed = {r.dagster_run.run_id for r in ticker.tick().dagster_run_reactions}
     assert {envelope_run, other_job, plain_run} <= reprocessed
-    assert [t.id for t in trips.list_trips(db_url)] == [trip.id]  # still exactly one trip for the run
-    assert ledger.get(db_url, envelope_run).status == "halted"
+    with db_engine.connect() as conn:
+        assert [t.id for t in trips.list_trips(conn)] == [trip.id]  # still exactly one trip for the run
+    assert ledger_row(db_url, envelope_run).status == "halted"
 
     env = {"STAGE_E_DATABASE_URL": db_url}
     acked = CliRunner().invoke(trips_cli, ["ack", trip.id, "--note", "moved the OCR batch off this host"], env=env)
     assert acked.exit_code == 0, acked.output
-    assert trips.open_trips(db_url) == []
+    assert open_trips(db_url) == []
     again = CliRunner().invoke(trips_cli, ["ack", trip.id, "--note", "again"], env=env)
     assert again.exit_code != 0 and "already acknowledged" in again.output
 
@@ -129,10 +133,10 @@ def test_a_killed_run_marked_failed_by_dagster_is_recorded_as_a_crash(instance, 
     run = instance.create_run_for_job(job, run_config=BatchSpec((11, 12), "card-event").run_config())
     instance.report_run_failed(run)  # what the code server does when the run worker dies: no failure data
     assert not _errors(ticker.tick())
-    row = ledger.get(db_url, run.run_id)
+    row = ledger_row(db_url, run.run_id)
     assert (row.status, row.failure_reason, row.card_ids, row.trigger) == ("failed", CRASH_REASON, [11, 12],
                                                                           "card-event")
-    assert trips.open_trips(db_url) == []
+    assert open_trips(db_url) == []
 
 
 def test_a_burst_is_processed_up_to_the_process_limit_per_tick(instance, db_url: str, monkeypatch) -> None:
@@ -149,7 +153,7 @@ def test_a_burst_is_processed_up_to_the_process_limit_per_tick(instance, db_url:
     for run in more:
         instance.report_run_failed(run)
     assert len(ticker.tick().dagster_run_reactions) == 8  # the 2 left over and all 6 new ones
-    assert all(ledger.get(db_url, r.run_id).status == "failed" for r in runs + more)
+    assert all(ledger_row(db_url, r.run_id).status == "failed" for r in runs + more)
 
 
 def test_an_unreachable_database_fails_the_tick_and_keeps_the_cursor(instance, db_url: str) -> None:
@@ -162,7 +166,7 @@ def test_an_unreachable_database_fails_the_tick_and_keeps_the_cursor(instance, d
         ticker.tick(db_url="postgresql+psycopg2://nobody:secret@127.0.0.1:1/gone?connect_timeout=2")
     assert ticker.cursor == before
     assert len(ticker.tick().dagster_run_reactions) == 1
-    assert ledger.get(db_url, run.run_id).status == "failed"
+    assert ledger_row(db_url, run.run_id).status == "failed"
 
 
 # -- unit cases with build_run_status_sensor_context ----------------------------------------------------------
@@ -182,11 +186,11 @@ def test_crash_without_event_data_marks_the_ledger_failed(db_url: str) -> None:
     run, context = _failure_context(db_url)
     assert classify_failure(context.failure_event).reason == CRASH_REASON
     assert record_run_failures(context) is None
-    row = ledger.get(db_url, run.run_id)
+    row = ledger_row(db_url, run.run_id)
     assert (row.status, row.failure_reason, row.mode, row.card_ids) == ("failed", CRASH_REASON, "bulk", [21, 22])
 
 
 def test_other_jobs_are_ignored(db_url: str) -> None:
     run, context = _failure_context(db_url, job_name="acknowledge_envelope_trip")
     assert record_run_failures(context) is None
-    assert ledger.get(db_url, run.run_id) is None
+    assert ledger_row(db_url, run.run_id) is None

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from stage_e_dagster.db.runs import ledger, trips
+from stage_e_dagster.db.runs import trips
 from stage_e_dagster.jobs import BatchSpec
 from stage_e_dagster.resources.stream import StreamControl
 from tests.e2e_helpers import micro_batch_job
 from tests.stage_c_helpers import card_ids, rows, seed_scans
+from tests.stream_helpers import ledger_row, open_trips
 
 pytestmark = pytest.mark.slow
 
@@ -25,36 +26,41 @@ def _run(db_url, spec: BatchSpec, **resources) -> dg.ExecuteInProcessResult:
         run_config=spec.run_config(), instance=dg.DagsterInstance.ephemeral())
 
 
+def _trip(engine, run_id: str, bar: str, observed: float, ceiling: float) -> str | None:
+    with engine.begin() as conn:
+        return trips.record_trip(conn, run_id, bar, observed, ceiling)
+
+
 def _skipped(result: dg.ExecuteInProcessResult) -> set[str]:
     return {e.step_key for e in result.all_events if e.event_type_value == "STEP_SKIPPED"}
 
 
-def test_a_queued_passive_run_that_finds_a_trip_open_halts_without_work_or_a_new_trip(db_url, cards):
-    trip_id = trips.record_trip(db_url, "run-earlier", "host_load", 9.0, 4.0)
+def test_a_queued_passive_run_that_finds_a_trip_open_halts_without_work_or_a_new_trip(db_url, db_engine, cards):
+    trip_id = _trip(db_engine, "run-earlier", "host_load", 9.0, 4.0)
     result = _run(db_url, BatchSpec(cards, "card-event", "passive"))
     assert result.success and _skipped(result) == {"printing_votes", "dispatch_outcome"}
-    row = ledger.get(db_url, result.run_id)
+    row = ledger_row(db_url, result.run_id)
     assert row.status == "halted" and trip_id in row.failure_reason
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
-    assert [t.id for t in trips.open_trips(db_url)] == [trip_id]
+    assert [t.id for t in open_trips(db_url)] == [trip_id]
     # Its cards wait for the acknowledgement, with no retry wait of their own.
     assert rows(db_url, "SELECT count(*) FROM card_work WHERE attempts = 1 AND retry_at <= now()") == [(3,)]
 
 
 def test_a_passive_run_with_streaming_switched_off_halts_naming_the_switch(db_url, cards):
     result = _run(db_url, BatchSpec(cards, "card-event", "passive"), stream=StreamControl(enabled=False))
-    row = ledger.get(db_url, result.run_id)
+    row = ledger_row(db_url, result.run_id)
     assert result.success and row.status == "halted" and "streaming is disabled" in row.failure_reason
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
 
 
-def test_a_bulk_run_refuses_an_open_trip_unless_overridden_with_a_note(db_url, cards):
-    trips.record_trip(db_url, "run-earlier", "rss", 2048.0, 1024.0)
+def test_a_bulk_run_refuses_an_open_trip_unless_overridden_with_a_note(db_url, db_engine, cards):
+    _trip(db_engine, "run-earlier", "rss", 2048.0, 1024.0)
     refused = _run(db_url, BatchSpec(cards, "bulk", "bulk"))
-    row = ledger.get(db_url, refused.run_id)
+    row = ledger_row(db_url, refused.run_id)
     assert row.status == "halted" and "--override-trip" in row.failure_reason
     forced = _run(db_url, BatchSpec(cards, "bulk", "bulk", trip_override="backfill agreed with ops"))
-    row = ledger.get(db_url, forced.run_id)
+    row = ledger_row(db_url, forced.run_id)
     assert forced.success and row.status == "completed"
     assert row.counters["trip_override"] == "backfill agreed with ops"
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(3,)]

@@ -66,29 +66,32 @@ def test_the_listing_changes_when_files_appear_change_or_vanish_and_only_then(tm
     assert list_images(root).files == 1
 
 
-def test_a_quick_sync_reads_only_what_changed_since_the_last_one(db_url, tmp_path, monkeypatch):
+def test_a_quick_sync_reads_only_what_changed_since_the_last_one(db_url, db_engine, tmp_path, monkeypatch):
     root = tmp_path / "inbox"
     for index in range(4):
         scan(root / f"card {index}.png", shade=10 * index)
     time.sleep(TRUST_WAIT)  # files written within the margin before a sync are read again by the next one
-    source, moved = add_source(db_url, "inbox", root)
+    with db_engine.begin() as conn:
+        source, moved = add_source(conn, "inbox", root)
     assert moved is None and source.synced_at is None
     read: list[str] = []
     real = ingest._fingerprint
     monkeypatch.setattr(ingest, "_fingerprint", lambda item, *a: read.append(item.identifier) or real(item, *a))
 
-    first = sync_source(db_url, source)
+    first = sync_source(db_engine, source)
     assert (first.status, first.summary.new, len(read)) == ("synced", 4, 4)
-    source = list_sources(db_url, ["inbox"])[0]
+    with db_engine.connect() as conn:
+        source = list_sources(conn, ["inbox"])[0]
     assert source.synced_at is not None and source.synced_listing == list_images(root).digest
 
     read.clear()
     scan(root / "card 4.png", shade=200)
-    again = sync_source(db_url, source)
+    again = sync_source(db_engine, source)
     assert (again.summary.new, again.summary.unchanged, again.summary.trusted) == (1, 4, 4)
     assert read == ["card 4.png"], "only the new file is read"
 
-    source = list_sources(db_url, ["inbox"])[0]
+    with db_engine.connect() as conn:
+        source = list_sources(conn, ["inbox"])[0]
     read.clear()
     # a replacement of the same size with an old modification time (as `cp -p` leaves it): its inode time is new
     replacement = scan(tmp_path / "replacement.png", shade=0, note="b")
@@ -96,36 +99,42 @@ def test_a_quick_sync_reads_only_what_changed_since_the_last_one(db_url, tmp_pat
     os.utime(replacement, (time.time() - 600, time.time() - 600))
     shutil.copy2(replacement, root / "card 0.png")
     (root / "card 3.png").unlink()
-    third = sync_source(db_url, source)
+    third = sync_source(db_engine, source)
     # card 4 was written within the margin before the previous sync started, so it is read once more
     assert read == ["card 0.png", "card 4.png"]
     assert (third.summary.changed, third.summary.vanished) == (1, ["card 3.png"])
     assert cards(db_url)["card 3.png"][1], "the vanished file's card is marked missing"
 
     read.clear()
-    full = sync_source(db_url, list_sources(db_url, ["inbox"])[0], full=True)
+    with db_engine.connect() as conn:
+        source = list_sources(conn, ["inbox"])[0]
+    full = sync_source(db_engine, source, full=True)
     assert sorted(read) == ["card 0.png", "card 1.png", "card 2.png", "card 4.png"] and full.summary.trusted == 0
 
 
-def test_a_missing_directory_is_left_alone(db_url, tmp_path):
+def test_a_missing_directory_is_left_alone(db_url, db_engine, tmp_path):
     root = tmp_path / "mount"
     scan(root / "a.png")
-    source, _ = add_source(db_url, "mount", root)
-    assert sync_source(db_url, source).summary.new == 1
+    with db_engine.begin() as conn:
+        source, _ = add_source(conn, "mount", root)
+    assert sync_source(db_engine, source).summary.new == 1
     shutil.rmtree(root)
-    gone = sync_source(db_url, list_sources(db_url, ["mount"])[0])
+    with db_engine.connect() as conn:
+        source = list_sources(conn, ["mount"])[0]
+    gone = sync_source(db_engine, source)
     assert gone.status == "unavailable"
     assert cards(db_url) == {"a.png": (cards(db_url)["a.png"][0], False)}, "no card was marked missing"
 
 
-def test_the_card_sources_asset_syncs_the_sources_and_tells_what_it_did(db_url, tmp_path):
+def test_the_card_sources_asset_syncs_the_sources_and_tells_what_it_did(db_url, db_engine, tmp_path):
     scan(tmp_path / "one" / "a.png")
     scan(tmp_path / "one" / "b.png", shade=90)
     (tmp_path / "one" / "broken.png").write_bytes(b"not really a png")
     scan(tmp_path / "two" / "c.png", shade=150)
-    add_source(db_url, "one", tmp_path / "one")
-    add_source(db_url, "two", tmp_path / "two")
-    add_source(db_url, "gone", tmp_path / "nowhere-yet")
+    with db_engine.begin() as conn:
+        add_source(conn, "one", tmp_path / "one")
+        add_source(conn, "two", tmp_path / "two")
+        add_source(conn, "gone", tmp_path / "nowhere-yet")
     result = materialize([card_sources], resources={"database": AppDatabase(database_url=db_url)},
                          run_config=SyncSpec(("gone", "one")).run_config())
     assert result.success
@@ -138,7 +147,7 @@ def test_the_card_sources_asset_syncs_the_sources_and_tells_what_it_did(db_url, 
     assert set(cards(db_url)) == {"a.png", "b.png", "broken.png"}, "source two was not asked for"
 
 
-def test_stage_e_sources_add_list_and_sync(db_url, tmp_path, monkeypatch):
+def test_stage_e_sources_add_list_and_sync(db_url, db_engine, tmp_path, monkeypatch):
     monkeypatch.setenv("STAGE_E_DATABASE_URL", db_url)
     scan(tmp_path / "first" / "a.png")
     scan(tmp_path / "second" / "a.png")
@@ -151,7 +160,8 @@ def test_stage_e_sources_add_list_and_sync(db_url, tmp_path, monkeypatch):
     assert "scans" in listed.output and "1 cards (0 missing)" in listed.output and "synced never" not in listed.output
     moved = runner.invoke(main, ["sources", "add", str(tmp_path / "second"), "--key", "scans"])
     assert f"moved from {tmp_path / 'first'}" in moved.output
-    assert list_sources(db_url, ["scans"])[0].synced_at is None, "a moved source is read in full again"
+    with db_engine.connect() as conn:
+        assert list_sources(conn, ["scans"])[0].synced_at is None, "a moved source is read in full again"
     unknown = runner.invoke(main, ["sources", "sync", "nope"])
     assert unknown.exit_code != 0 and "no source registered as nope" in unknown.output
 

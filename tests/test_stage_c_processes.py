@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings
@@ -30,7 +31,7 @@ F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux
 def _run_batch(url: str, ids: list[int], holder: str, max_slots: int, wait: float, out: str = "") -> None:
     settings = PoolSettings(workers=2, engine="tesserocr", holder=holder,
                             slots={"database_url": url, "max_slots": max_slots, "wait_seconds": wait})
-    counters = run_stage_c(url, ids, holder, settings, force=True)
+    counters = run_stage_c(get_engine(url), ids, holder, settings, force=True)
     if out:
         with open(out, "w") as handle:
             json.dump(counters.as_dict(), handle)
@@ -91,7 +92,7 @@ def test_killing_the_batch_process_leaves_no_ocr_worker_alive(db_url, tmp_path):
     assert list_slot_holders(db_url) == []
 
 
-def test_a_worker_killed_mid_card_skips_that_card_and_a_replacement_finishes_the_batch(db_url, tmp_path):
+def test_a_worker_killed_mid_card_skips_that_card_and_a_replacement_finishes_the_batch(db_url, db_engine, tmp_path):
     seed_scans(db_url, tmp_path, cards=12)
     ids = sorted(card_ids(db_url).values())
     victims: list[int] = []
@@ -111,7 +112,7 @@ def test_a_worker_killed_mid_card_skips_that_card_and_a_replacement_finishes_the
     killer.start()
     settings = PoolSettings(workers=1, engine="tesserocr", holder="victim",
                             slots={"database_url": db_url, "max_slots": 1, "wait_seconds": 10})
-    counters = run_stage_c(db_url, ids, "victim", settings)
+    counters = run_stage_c(db_engine, ids, "victim", settings)
     killer.join()
     assert len(victims) == 1
     assert dict(counters.skipped) == {"worker-crashed": 1} and counters.extracted == 11
@@ -137,18 +138,18 @@ def _hang_on(root, identifiers: list[str]) -> Iterator[None]:
         signal.signal(signal.SIGIO, previous)
 
 
-def test_a_card_that_hangs_is_abandoned_and_a_replacement_finishes_the_batch(db_url, tmp_path):
+def test_a_card_that_hangs_is_abandoned_and_a_replacement_finishes_the_batch(db_url, db_engine, tmp_path):
     seed_scans(db_url, tmp_path, cards=5)
     ids = card_ids(db_url)
     settings = PoolSettings(workers=1, engine="tesserocr", holder="slow", task_timeout_seconds=1.0,
                             slots={"database_url": db_url, "max_slots": 1, "wait_seconds": 10})
     with _hang_on(tmp_path, [min(ids, key=ids.get)]):
-        counters = run_stage_c(db_url, sorted(ids.values()), "slow", settings)
+        counters = run_stage_c(db_engine, sorted(ids.values()), "slow", settings)
     assert dict(counters.skipped) == {"extraction-timeout": 1} and counters.extracted == 4
     assert list_slot_holders(db_url) == []
 
 
-def test_a_batch_gives_up_after_its_replacements_and_fails(db_url, tmp_path):
+def test_a_batch_gives_up_after_its_replacements_and_fails(db_url, db_engine, tmp_path):
     from stage_e_dagster.stages.stage_c import StageCIncomplete
 
     seed_scans(db_url, tmp_path, cards=5)
@@ -157,13 +158,13 @@ def test_a_batch_gives_up_after_its_replacements_and_fails(db_url, tmp_path):
                             max_replacements=2, slots={"database_url": db_url, "max_slots": 1, "wait_seconds": 10})
     with _hang_on(tmp_path, sorted(ids, key=ids.get)[:3]), pytest.raises(StageCIncomplete,
                                                                           match="gave up after 2 replacements"):
-        run_stage_c(db_url, sorted(ids.values()), "slow", settings)
+        run_stage_c(db_engine, sorted(ids.values()), "slow", settings)
     assert rows(db_url, "SELECT skip_reason, count(*) FROM card_scan_log GROUP BY 1") == [("extraction-timeout", 3)]
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(0,)]
     assert list_slot_holders(db_url) == []
 
 
-def test_ocr_workers_run_with_one_openmp_thread(db_url, tmp_path):
+def test_ocr_workers_run_with_one_openmp_thread(db_url, db_engine, tmp_path):
     seed_scans(db_url, tmp_path, cards=2)
     ids = sorted(card_ids(db_url).values())
     environments: dict[int, dict[str, str]] = {}
@@ -178,7 +179,7 @@ def test_ocr_workers_run_with_one_openmp_thread(db_url, tmp_path):
                 environments[pid] = dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
 
     settings = PoolSettings(workers=1, engine="tesserocr", holder="omp", slots={"database_url": db_url})
-    counters = run_stage_c(db_url, ids, "omp", settings, force=True, on_tick=look)
+    counters = run_stage_c(db_engine, ids, "omp", settings, force=True, on_tick=look)
     assert counters.extracted == 2
     assert environments, "no worker was seen"
     assert all(env.get("OMP_THREAD_LIMIT") == "1" for env in environments.values())

@@ -22,18 +22,18 @@ def seeded(db_url, tmp_path):
 
 
 def _votes(url):
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         return s.scalars(select(CardPrintingTag)).all()
 
 
 def _counts(url) -> tuple[int, int]:
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         return (s.scalar(select(func.count()).select_from(CardPrintingTag)),
                 s.scalar(select(func.count()).select_from(CardScanLog)))
 
 
-def test_ground_truth_batch_votes_right_and_routes_the_rest(db_url, seeded):
-    counters = run_stage_d(db_url, [c.card_id for c in seeded], "run-1")
+def test_ground_truth_batch_votes_right_and_routes_the_rest(db_url, db_engine, seeded):
+    counters = run_stage_d(db_engine, [c.card_id for c in seeded], "run-1")
     truth = {c.card_id: c.truth for c in seeded}
     votes = _votes(db_url)
     assert votes and all(v.source == "ocr" and v.run_id == "run-1" for v in votes)
@@ -46,7 +46,7 @@ def test_ground_truth_batch_votes_right_and_routes_the_rest(db_url, seeded):
 
     confident = {v.card_id for v in votes if not v.is_no_match and (
         (v.anonymous_id == JOIN_KEY_ID and v.confidence >= 0.8) or v.anonymous_id == FALLBACK_ID)}
-    with session_scope(db_url) as s:
+    with session_scope(db_engine) as s:
         markers = {m.card_id: m for m in s.scalars(select(CardScanLog).where(CardScanLog.skip_reason == "to-review"))}
         statuses = Counter(s.scalars(select(Card.printing_status)).all())
     for card in seeded:
@@ -72,16 +72,16 @@ def test_ground_truth_batch_votes_right_and_routes_the_rest(db_url, seeded):
     assert counters["routed_to_review"] == counters["review_markers_new"] == len(markers)
     assert counters["skips"][JOIN_KEY_ID]["unknown-set-code"] >= 1
     assert statuses == {"unresolved": len(seeded)}  # funnel: machines alone never resolve
-    with get_engine(db_url).connect() as conn:
+    with db_engine.connect() as conn:
         assert review_queue_size(conn) == len(markers)
         assert {item.card_id for item in review_queue(conn, limit=10_000)} == set(markers)
 
 
-def test_sequential_rerun_writes_nothing(db_url, seeded):
+def test_sequential_rerun_writes_nothing(db_url, db_engine, seeded):
     ids = [c.card_id for c in seeded]
-    first = run_stage_d(db_url, ids, "run-1")
+    first = run_stage_d(db_engine, ids, "run-1")
     before = _counts(db_url)
-    again = run_stage_d(db_url, ids, "run-2")
+    again = run_stage_d(db_engine, ids, "run-2")
     assert _counts(db_url) == before
     groups = first["vote_groups_inserted"]
     assert (again["already_voted"], again["votes_cast"], again["votes_removed"]) == (groups, 0, 0)
@@ -90,9 +90,9 @@ def test_sequential_rerun_writes_nothing(db_url, seeded):
     assert again["outcomes"] == first["outcomes"]
 
 
-def test_missing_cards_and_empty_batches_are_counted_not_raised(db_url, seeded):
-    counters = run_stage_d(db_url, [seeded[0].card_id, 10**9], "run-1")
+def test_missing_cards_and_empty_batches_are_counted_not_raised(db_url, db_engine, seeded):
+    counters = run_stage_d(db_engine, [seeded[0].card_id, 10**9], "run-1")
     assert (counters["cards"], counters["cards_processed"], counters["cards_missing"]) == (2, 1, 1)
-    assert run_stage_d(db_url, [], "run-2")["cards_processed"] == 0
+    assert run_stage_d(db_engine, [], "run-2")["cards_processed"] == 0
     with pytest.raises(ValueError, match="unknown consensus policy"):
-        run_stage_d(db_url, [seeded[0].card_id], "run-3", policy="majority")
+        run_stage_d(db_engine, [seeded[0].card_id], "run-3", policy="majority")

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from stage_e_dagster.db.catalog.importer import import_catalog, store_symbol_hashes
-from stage_e_dagster.db.core.engine import session_scope
+from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import Card, CardPrintingTag, CardScanLog, ImageEvidence, Printing
 from stage_e_dagster.db.intake.ingest import ingest_directory
 from stage_e_dagster.demo import render, symbols
@@ -28,11 +28,11 @@ def scanned(db_url, tmp_path):
     """Scans of random printings rendered to disk and ingested, with evidence from the real extractor stored."""
     catalogue = generate_catalog(400, seed=21)
     write_catalog(tmp_path / "catalog.json", catalogue)
-    summary = import_catalog(db_url, tmp_path / "catalog.json")
+    summary = import_catalog(get_engine(db_url), tmp_path / "catalog.json")
     (tmp_path / "symbols").mkdir()
     for code in summary.set_codes:
         symbols.render_set_symbol(code).save(tmp_path / "symbols" / f"{code}.png")
-    store_symbol_hashes(db_url, tmp_path / "symbols", summary)
+    store_symbol_hashes(get_engine(db_url), tmp_path / "symbols", summary)
     rng = random.Random(4)
     scans = tmp_path / "scans"
     scans.mkdir()
@@ -44,11 +44,11 @@ def scanned(db_url, tmp_path):
         identifier = f"{render.front_name(card)} ({i}).png"
         image.save(scans / identifier)
         truth[identifier] = card["id"]
-    ingest_directory(db_url, scans, "e2e")
+    ingest_directory(get_engine(db_url), scans, "e2e")
 
     engine = ocr.make_engine()
     known = sorted(summary.set_codes)
-    with session_scope(db_url) as s:
+    with session_scope(get_engine(db_url)) as s:
         for card in s.scalars(select(Card)):
             found = extract.extract_evidence((scans / card.identifier).read_bytes(), known_set_codes=known,
                                              engine=engine)
@@ -58,9 +58,9 @@ def scanned(db_url, tmp_path):
         return {card.id: truth[card.identifier] for card in s.scalars(select(Card))}
 
 
-def test_stage_d_identifies_rendered_scans_from_real_evidence(db_url, scanned):
-    counters = run_stage_d(db_url, list(scanned), "run-e2e")
-    with session_scope(db_url) as s:
+def test_stage_d_identifies_rendered_scans_from_real_evidence(db_url, db_engine, scanned):
+    counters = run_stage_d(db_engine, list(scanned), "run-e2e")
+    with session_scope(db_engine) as s:
         votes = s.scalars(select(CardPrintingTag)).all()
         printing_sid = {row.id: row.scryfall_id for row in s.execute(select(Printing.id, Printing.scryfall_id))}
         routed = set(s.scalars(select(CardScanLog.card_id).where(CardScanLog.skip_reason == "to-review")))

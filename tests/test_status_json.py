@@ -42,13 +42,14 @@ def seed_funnel(db_url: str) -> list[int]:
     return ids
 
 
-def test_status_json_is_one_document_with_every_key(db_url, instance, monkeypatch):
+def test_status_json_is_one_document_with_every_key(db_url, db_engine, instance, monkeypatch):
     monkeypatch.setenv("STAGE_E_DATABASE_URL", db_url)
     monkeypatch.setenv("STAGE_E_DAGSTER_DATABASE_URL", db_url)  # unused: DAGSTER_HOME is the test instance
     ids = seed_funnel(db_url)
-    ledger.open_batch(db_url, "run-ok-123456", "card-event", "passive", ids[:2])
-    ledger.close(db_url, "run-ok-123456", "completed")
-    trip = trips.record_trip(db_url, "run-bad", "host_load", 9.0, 4.0)
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-ok-123456", "card-event", "passive", ids[:2])
+        ledger.close(conn, "run-ok-123456", "completed")
+        trip = trips.record_trip(conn, "run-bad", "host_load", 9.0, 4.0)
     add_runs(instance, DagsterRunStatus.QUEUED, 2)
 
     result = CliRunner().invoke(main, ["status", "--json"])

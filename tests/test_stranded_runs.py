@@ -9,25 +9,25 @@ from sqlalchemy import text
 
 from stage_e_dagster.control import reaper
 from stage_e_dagster.control.failures import classify_failure
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.runs import ledger
 from tests.stream_helpers import add_runs, seed_cards
 
 
-def test_reclaiming_a_batch_fails_the_run_dagster_still_calls_started(db_url, instance):
+def test_reclaiming_a_batch_fails_the_run_dagster_still_calls_started(db_url, db_engine, instance):
     ids = seed_cards(db_url, 2)
     add_runs(instance, dg.DagsterRunStatus.STARTED, 1, card_ids=tuple(ids))
     (run,) = instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
-    ledger.open_batch(db_url, run.run_id, "card-event", "passive", ids)
-    assert reaper.reclaim_dead_batches(instance, db_url, 300) == []  # alive: nothing happens
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, run.run_id, "card-event", "passive", ids)
+    assert reaper.reclaim_dead_batches(instance, db_engine, 300) == []  # alive: nothing happens
     assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.STARTED
-    with get_engine(db_url).begin() as conn:
+    with db_engine.begin() as conn:
         conn.execute(text("UPDATE dispatch_ledger SET heartbeat_at = now() - interval '10 minutes'"))
 
-    (row,) = reaper.reclaim_dead_batches(instance, db_url, 300)
+    (row,) = reaper.reclaim_dead_batches(instance, db_engine, 300)
     assert row.run_id == run.run_id and row.status == "failed"
     assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
     (failure,) = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
     assert classify_failure(failure.dagster_event).reason == row.failure_reason
-    assert reaper.reclaim_dead_batches(instance, db_url, 300) == []  # once
+    assert reaper.reclaim_dead_batches(instance, db_engine, 300) == []  # once
     assert len(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)) == 1

@@ -7,9 +7,11 @@ import pytest
 from click.testing import CliRunner
 
 from stage_e_dagster.commands.trips import trips as trips_cli
+from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.runs import trips
 from stage_e_dagster.jobs import acknowledge_envelope_trip
 from stage_e_dagster.resources.database import AppDatabase
+from tests.stream_helpers import open_trips
 
 
 @pytest.fixture
@@ -24,11 +26,13 @@ def cli(db_url: str):
 
 @pytest.fixture
 def three_trips(db_url: str) -> list[str]:
-    return [
-        trips.record_trip(db_url, "run-a", "host_load", 3.25, 1.0),
-        trips.record_trip(db_url, "run-b", "rss", 1500.5, 1024.0, {"pid": 4242}),
-        trips.record_trip(db_url, "run-c", "image_failure_rate", 0.04, 0.01),
-    ]
+    recorded = []
+    for run_id, bar, observed, ceiling, detail in (("run-a", "host_load", 3.25, 1.0, None),
+                                                   ("run-b", "rss", 1500.5, 1024.0, {"pid": 4242}),
+                                                   ("run-c", "image_failure_rate", 0.04, 0.01, None)):
+        with get_engine(db_url).begin() as conn:
+            recorded.append(trips.record_trip(conn, run_id, bar, observed, ceiling, detail))
+    return recorded
 
 
 def test_list_shows_open_trips_with_their_numbers(cli, three_trips) -> None:
@@ -46,7 +50,7 @@ def test_ack_reopens_only_that_trip_and_lists_acknowledged_with_all(cli, db_url,
     result = cli("ack", b, "--note", "restarted the leaking worker")
     assert result.exit_code == 0, result.output
     assert f"acknowledged {b}" in result.output and "2 trip(s) still open" in result.output
-    assert [t.id for t in trips.open_trips(db_url)] == [a, c]
+    assert [t.id for t in open_trips(db_url)] == [a, c]
     listing = cli("list").output
     assert b not in listing and a in listing
     everything = cli("list", "--all").output
@@ -54,7 +58,7 @@ def test_ack_reopens_only_that_trip_and_lists_acknowledged_with_all(cli, db_url,
     assert everything.index(a) < everything.index(b)  # open first
 
 
-def test_ack_rules(cli, db_url, three_trips) -> None:
+def test_ack_rules(cli, db_url, db_engine, three_trips) -> None:
     a, b, c = three_trips
     blank = cli("ack", a, "--note", "   ")
     assert blank.exit_code != 0 and "note" in blank.output
@@ -62,13 +66,14 @@ def test_ack_rules(cli, db_url, three_trips) -> None:
     assert missing_note.exit_code != 0 and "--note" in missing_note.output
     unknown = cli("ack", "envtrip-20990101T000000-deadbeef", "--note", "fixed")
     assert unknown.exit_code != 0 and "no envelope trip" in unknown.output
-    assert [t.id for t in trips.open_trips(db_url)] == [a, b, c]  # nothing touched
+    assert [t.id for t in open_trips(db_url)] == [a, b, c]  # nothing touched
     assert cli("ack", a, "--note", "load fell back").exit_code == 0
     again = cli("ack", a, "--note", "twice")
     assert again.exit_code != 0 and "already acknowledged" in again.output
-    (kept,) = [t for t in trips.list_trips(db_url) if t.id == a]
+    with db_engine.connect() as conn:
+        (kept,) = [t for t in trips.list_trips(conn) if t.id == a]
     assert kept.acknowledged_note == "load fell back"
-    assert [t.id for t in trips.open_trips(db_url)] == [b, c]
+    assert [t.id for t in open_trips(db_url)] == [b, c]
 
 
 def test_list_with_nothing_open(cli) -> None:
@@ -97,7 +102,7 @@ def test_acknowledge_job_acknowledges_one_trip(db_url, three_trips) -> None:
     assert result.success
     (output,) = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_OUTPUT]
     assert output.step_output_data.metadata["trip_id"].value == c
-    assert [t.id for t in trips.open_trips(db_url)] == [a, b]
+    assert [t.id for t in open_trips(db_url)] == [a, b]
 
 
 def test_acknowledge_job_enforces_the_rules(db_url, three_trips) -> None:
@@ -109,4 +114,4 @@ def test_acknowledge_job_enforces_the_rules(db_url, three_trips) -> None:
     assert _ack_job(db_url, a, "done").success
     again = _ack_job(db_url, a, "done again")
     assert not again.success and "already acknowledged" in _failure_description(again)
-    assert [t.id for t in trips.open_trips(db_url)] == [b, c]
+    assert [t.id for t in open_trips(db_url)] == [b, c]

@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from stage_e_dagster.commands.review import review
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement.consensus_store import recompute_consensus
 from stage_e_dagster.db.judgement.votes import cast_human_vote, write_vote_groups
 from stage_e_dagster.domain.calculators import CALCULATORS, FALLBACK_ID, JOIN_KEY_ID, Calculator, decide_join_key
@@ -59,10 +58,10 @@ def weak(db_url):
     return card, printings
 
 
-def test_a_version_bump_under_machine_quorum_retires_the_old_votes_and_never_double_counts(db_url, weak,
+def test_a_version_bump_under_machine_quorum_retires_the_old_votes_and_never_double_counts(db_url, db_engine, weak,
                                                                                            pg_connect):
     card, p = weak
-    first = run_stage_d(db_url, [card], "run-1", policy="machine-quorum")
+    first = run_stage_d(db_engine, [card], "run-1", policy="machine-quorum")
     assert first["outcomes"][JOIN_KEY_ID] == {"vote": 1} and first["outcomes"][FALLBACK_ID] != {"vote": 1}
     assert rows(db_url, "SELECT anonymous_id, printing_id FROM card_printing_tag") == [(JOIN_KEY_ID, p["bbb-40"])]
     assert rows(db_url, "SELECT printing_status FROM card") == [("unresolved",)]  # one voter, no quorum
@@ -70,7 +69,7 @@ def test_a_version_bump_under_machine_quorum_retires_the_old_votes_and_never_dou
     # The bumped calculator decides: within the deciding transaction the old vote is still there; at commit it
     # has moved to the archive and the new version's vote replaced it, never both visible.
     observer = pg_connect()
-    with get_engine(db_url).connect() as conn:
+    with db_engine.connect() as conn:
         transaction = conn.begin()
         result = write_vote_groups(conn, [VoteGroup(card, JOIN_KEY_NEXT, (ProposedVote(p["bbb-40"], False, "ocr",
                                                                                        0.75),))], "run-2")
@@ -81,7 +80,7 @@ def test_a_version_bump_under_machine_quorum_retires_the_old_votes_and_never_dou
         transaction.rollback()
     assert rows(db_url, "SELECT count(*) FROM card_printing_tag_archive") == [(0,)]  # a rollback archives nothing
 
-    second = run_stage_d(db_url, [card], "run-2", policy="machine-quorum", registry=BUMPED)
+    second = run_stage_d(db_engine, [card], "run-2", policy="machine-quorum", registry=BUMPED)
     assert (second["vote_groups_retired"], second["vote_groups_inserted"]) == (1, 1)
     assert rows(db_url, "SELECT anonymous_id, printing_id, run_id FROM card_printing_tag") == [
         (JOIN_KEY_NEXT, p["bbb-40"], "run-2")]
@@ -92,21 +91,21 @@ def test_a_version_bump_under_machine_quorum_retires_the_old_votes_and_never_dou
 
     # An old deployment still running writes a v1 vote after the bump: it retires nothing newer, and consensus
     # does not count it beside v2. The next v2 pass retires it again.
-    with get_engine(db_url).begin() as conn:
+    with db_engine.begin() as conn:
         stale = write_vote_groups(conn, [VoteGroup(card, JOIN_KEY_ID, (ProposedVote(p["bbb-40"], False, "ocr",
                                                                                       0.75),))], "old-run")
         assert (stale.inserted, stale.retired) == (1, 0)
         _, resolutions = recompute_consensus(conn, [card], "machine-quorum")
     assert resolutions[card].printing_status == "unresolved"
-    third = run_stage_d(db_url, [card], "run-3", policy="machine-quorum", registry=BUMPED)
+    third = run_stage_d(db_engine, [card], "run-3", policy="machine-quorum", registry=BUMPED)
     assert third["vote_groups_retired"] == 1
     assert rows(db_url, "SELECT anonymous_id FROM card_printing_tag") == [(JOIN_KEY_NEXT,)]
 
 
-def test_every_vote_that_leaves_is_archived_with_why_and_review_show_prints_it(db_url, weak, monkeypatch,
+def test_every_vote_that_leaves_is_archived_with_why_and_review_show_prints_it(db_url, db_engine, weak, monkeypatch,
                                                                                  pg_connect):
     card, p = weak
-    write = get_engine(db_url).begin
+    write = db_engine.begin
 
     def machine_group(*printings: int) -> VoteGroup:
         return VoteGroup(card, JOIN_KEY_ID, tuple(ProposedVote(x, False, "ocr", 0.8) for x in printings))
@@ -119,9 +118,9 @@ def test_every_vote_that_leaves_is_archived_with_why_and_review_show_prints_it(d
         write_vote_groups(conn, [machine_group(p["ccc-12"])], "r3")
     with write() as conn:
         write_vote_groups(conn, [machine_group()], "r4")
-    cast_human_vote(db_url, card, "bob", scryfall_id="sf-aaa-12")
-    cast_human_vote(db_url, card, "bob", scryfall_id="sf-aaa-12")
-    cast_human_vote(db_url, card, "bob", no_match=True, admin=True)
+    cast_human_vote(db_engine, card, "bob", scryfall_id="sf-aaa-12")
+    cast_human_vote(db_engine, card, "bob", scryfall_id="sf-aaa-12")
+    cast_human_vote(db_engine, card, "bob", no_match=True, admin=True)
     assert rows(db_url, "SELECT anonymous_id, source, printing_id, is_no_match, vote_run_id, reason, run_id "
                         "FROM card_printing_tag_archive ORDER BY id") == [
         (JOIN_KEY_ID, "ocr", p["aaa-12"], False, "r1", "replaced", "r3"),

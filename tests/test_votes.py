@@ -39,7 +39,7 @@ def _group(card_id, *printing_ids, voter=VOTER, no_match=False):
 
 
 def _stored(url, card_id):
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         rows = s.scalars(select(CardPrintingTag).where(CardPrintingTag.card_id == card_id)).all()
         return sorted((r.anonymous_id, r.printing_id, r.is_no_match) for r in rows)
 
@@ -69,7 +69,7 @@ def test_groups_for_missing_cards_are_counted_and_duplicates_collapse(db_url, op
     assert _stored(db_url, card) == [(VOTER, p["aaa-12"], False)]  # the last group for (card, voter) wins
 
 
-def test_replacement_is_one_transaction_never_zero_or_two_votes_visible(db_url, opt, pg_connect):
+def test_replacement_is_one_transaction_never_zero_or_two_votes_visible(db_url, db_engine, opt, pg_connect):
     card, p = opt
     _write(db_url, [_group(card, p["aaa-12"])])
     observer = pg_connect()
@@ -80,7 +80,7 @@ def test_replacement_is_one_transaction_never_zero_or_two_votes_visible(db_url, 
                         (card, VOTER))
             return [row[0] for row in cur.fetchall()]
 
-    with get_engine(db_url).connect() as conn:
+    with db_engine.connect() as conn:
         transaction = conn.begin()
         result = write_vote_groups(conn, [_group(card, p["ccc-12"])], "r2")
         assert result.replaced == 1
@@ -123,7 +123,7 @@ def test_lost_insert_race_is_absorbed_not_raised(db_url, opt, pg_connect):
 
 
 def _log(url, card_id):
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         rows = s.scalars(select(CardScanLog).where(CardScanLog.card_id == card_id).order_by(CardScanLog.id)).all()
         return [(r.anonymous_id, r.skip_reason, r.evidence_key) for r in rows]
 
@@ -151,14 +151,14 @@ def test_scan_log_appends_only_changes_and_marks_review_once_per_evidence_versio
     ]
 
 
-def test_confident_join_key_hit_withdraws_a_stale_fallback_vote(db_url, opt):
+def test_confident_join_key_hit_withdraws_a_stale_fallback_vote(db_url, db_engine, opt):
     card, p = opt
     add_evidence(db_url, card, **number_only_evidence())
-    first = run_stage_d(db_url, [card], "run-1")
+    first = run_stage_d(db_engine, [card], "run-1")
     assert _stored(db_url, card) == [(FALLBACK_ID, p["bbb-40"], False), (JOIN_KEY_ID, p["bbb-40"], False)]
     assert first["vote_groups_inserted"] == 2
     set_evidence(db_url, card, set_code="bbb", set_code_raw="BBB")  # now read with its set code: a confident hit
-    second = run_stage_d(db_url, [card], "run-2")
+    second = run_stage_d(db_engine, [card], "run-2")
     assert _stored(db_url, card) == [(JOIN_KEY_ID, p["bbb-40"], False)]
     assert (second["vote_groups_withdrawn"], second["already_voted"], second["votes_removed"]) == (1, 1, 1)
     assert second["outcomes"][FALLBACK_ID] == {"not-run": 1}

@@ -35,7 +35,7 @@ def _stage_d_worker(url: str, batches: list[list[int]], barrier: Any, results: A
         counters = []
         for round_no, batch in enumerate(batches):
             barrier.wait(timeout=120)
-            counters.append(run_stage_d(url, batch, f"race-{index}-{round_no}", chunk_size=25))
+            counters.append(run_stage_d(get_engine(url), batch, f"race-{index}-{round_no}", chunk_size=25))
         results.put((index, counters, None))
     except BaseException:  # noqa: BLE001 - report every failure to the parent
         results.put((index, None, traceback.format_exc()))
@@ -79,7 +79,7 @@ def _race(target, args_for) -> list[Any]:
     return [payload for _, payload, _ in sorted(reports, key=lambda r: r[0])]
 
 
-def test_eight_processes_racing_stage_d_on_overlapping_batches(db_url, tmp_path):
+def test_eight_processes_racing_stage_d_on_overlapping_batches(db_url, db_engine, tmp_path):
     catalog = import_demo_catalog(db_url, tmp_path, printings=600, seed=3)
     ids = [c.card_id for c in seed_ground_truth(db_url, catalog, count=160, seed=9)]
 
@@ -92,11 +92,11 @@ def test_eight_processes_racing_stage_d_on_overlapping_batches(db_url, tmp_path)
 
     reports = [c for counters in _race(_stage_d_worker, batches) for c in counters]
 
-    with get_engine(db_url).connect() as conn:
+    with db_engine.connect() as conn:
         inputs = load_stage_d_inputs(conn, ids)
     plan = plan_batch([inputs.cards[i] for i in ids], inputs.evidence, inputs.candidates, inputs.expansions)
     expected = sorted((g.card_id, g.anonymous_id, v.printing_id, v.is_no_match) for g in plan.groups for v in g.votes)
-    with session_scope(db_url) as s:
+    with session_scope(db_engine) as s:
         stored = sorted((t.card_id, t.anonymous_id, t.printing_id, t.is_no_match)
                         for t in s.scalars(select(CardPrintingTag)))
         log = Counter((r.card_id, r.anonymous_id, r.skip_reason) for r in s.scalars(select(CardScanLog)))
@@ -117,17 +117,17 @@ def test_eight_processes_racing_stage_d_on_overlapping_batches(db_url, tmp_path)
     assert total("review_markers_new") == sum(1 for k in log if k[2] == "to-review")
 
 
-def test_eight_processes_proposing_different_votes_for_the_same_groups(db_url):
+def test_eight_processes_proposing_different_votes_for_the_same_groups(db_url, db_engine):
     printings = list(mini_catalog(db_url).values())
     cards = add_cards(db_url, [(f"Opt ({i}).png", "Opt", None) for i in range(40)])
     reports = [r for rounds in _race(_conflict_worker, lambda i: (db_url, cards, printings)) for r in rounds]
-    with session_scope(db_url) as s:
+    with session_scope(db_engine) as s:
         rows = s.execute(select(CardPrintingTag.card_id, func.count()).group_by(CardPrintingTag.card_id)).all()
     assert sorted(rows) == [(card, 1) for card in cards]  # last writer wins, never two conclusions
     assert sum(r["inserted"] for r in reports) == len(cards)
     assert sum(r["inserted"] + r["replaced"] + r["already_voted"] for r in reports) == len(cards) * PROCESSES * ROUNDS
     assert sum(r["votes_cast"] for r in reports) - sum(r["votes_removed"] for r in reports) == len(cards)
-    with session_scope(db_url) as s:  # every replaced vote was archived exactly once, whichever process replaced it
+    with session_scope(db_engine) as s:  # every replaced vote was archived exactly once, whichever process replaced it
         reason = CardPrintingTagArchive.reason
         archived = s.execute(select(reason, func.count()).group_by(reason))
         assert dict(archived.all()) == {"replaced": sum(r["votes_removed"] for r in reports)}

@@ -53,11 +53,13 @@ def _apply(url: str, card: int, op: str, model: Model, step: int) -> None:
     engine = get_engine(url)
     if op in ("extract", "extract_stale"):
         versions = dict(EXTRACTOR_VERSIONS) if op == "extract" else {"collector": "collector-v0"}
-        evidence_store.save_evidence(url, card, model.sha, Evidence(extractor_versions=versions), "run")
+        with engine.begin() as conn:
+            evidence_store.save_evidence(conn, card, model.sha, Evidence(extractor_versions=versions), "run")
         # Versions merge into what is stored for these bytes (the written ones win); any write clears the mark.
         model.evidence[model.sha] = (op == "extract", False)
     elif op == "skip":
-        evidence_store.log_skip(url, card, model.sha, EvidenceSkip("unreadable-image"), "run")
+        with engine.begin() as conn:
+            evidence_store.log_skip(conn, card, model.sha, EvidenceSkip("unreadable-image"), "run")
         model.skips.add(model.sha)
     elif op == "decide":
         with engine.begin() as conn:
@@ -121,32 +123,44 @@ def test_the_queue_and_the_full_rule_agree_whatever_is_written(module_db, ops):
         assert queued == rule == expected, f"after {ops[: step + 1]}"
 
 
-def test_a_rule_change_recomputes_every_card_and_resumes_after_an_interruption(db_url):
+def _needing_work(engine) -> set[int]:
+    with engine.connect() as conn:
+        return {c.id for c in cards_needing_work(conn, 10)}
+
+
+def _rule_is_current(engine, rule: work_rule.Rule = work_rule.CODE_RULE) -> bool:
+    with engine.connect() as conn:
+        return work_rule.is_current(conn, rule)
+
+
+def test_a_rule_change_recomputes_every_card_and_resumes_after_an_interruption(db_url, db_engine):
     cards = seed_cards(db_url, 6)
     for card in cards[:4]:
-        with get_engine(db_url).connect() as conn:
+        with db_engine.begin() as conn:
             sha = conn.execute(text("SELECT content_sha256 FROM card WHERE id = :id"), {"id": card}).scalar_one()
-        evidence_store.save_evidence(db_url, card, sha, Evidence(extractor_versions=dict(EXTRACTOR_VERSIONS)), "r")
-    with get_engine(db_url).begin() as conn:
+            evidence_store.save_evidence(conn, card, sha, Evidence(extractor_versions=dict(EXTRACTOR_VERSIONS)), "r")
+    with db_engine.begin() as conn:
         mark_decided(conn, cards[:4])
-    assert {c.id for c in cards_needing_work(db_url, 10)} == set(cards[4:])
+    assert _needing_work(db_engine) == set(cards[4:])
 
     bumped = work_rule.Rule({**EXTRACTOR_VERSIONS, "hashes": "hashes-v99"}, work_rule.CODE_RULE.decided_by,
                             work_rule.CODE_RULE.stage_c_id)
     progress: list[tuple[int, int]] = []
-    assert work_rule.sync(db_url, bumped, chunk=2, progress=lambda done, total: progress.append((done, total)))
-    assert backlog(db_url)["stage_c"] == 6 and len(progress) == 3  # every card's evidence is stale now
-    assert work_rule.is_current(db_url, bumped) and not work_rule.is_current(db_url)
+    assert work_rule.sync(db_engine, bumped, chunk=2, progress=lambda done, total: progress.append((done, total)))
+    with db_engine.connect() as conn:
+        assert backlog(conn)["stage_c"] == 6 and len(progress) == 3  # every card's evidence is stale now
+    assert _rule_is_current(db_engine, bumped) and not _rule_is_current(db_engine)
 
-    with get_engine(db_url).begin() as conn:  # a recompute cut short: the position stays where it got to
+    with db_engine.begin() as conn:  # a recompute cut short: the position stays where it got to
         conn.execute(text("UPDATE work_rule SET current_versions = CAST(:v AS jsonb), decided_by = :d, "
                           "recomputed_through = :pos WHERE id = 1"),
                      {"v": json.dumps(EXTRACTOR_VERSIONS), "d": work_rule.CODE_RULE.decided_by,
                       "pos": cards[1]})
-    assert not work_rule.is_current(db_url)
-    work_rule.sync(db_url)  # the same rule: it only finishes the recompute from where it stopped
-    assert work_rule.is_current(db_url)
+    assert not _rule_is_current(db_engine)
+    work_rule.sync(db_engine)  # the same rule: it only finishes the recompute from where it stopped
+    assert _rule_is_current(db_engine)
     # Cards up to the stored position kept the bumped rule's state; past it, the code's rule applies again.
-    assert {c.id for c in cards_needing_work(db_url, 10)} == {cards[0], cards[1], *cards[4:]}
-    assert work_rule.reconcile(db_url, 0, cards[-1]) == 2  # the sweep's reconcile mends the two left behind
-    assert {c.id for c in cards_needing_work(db_url, 10)} == set(cards[4:])
+    assert _needing_work(db_engine) == {cards[0], cards[1], *cards[4:]}
+    with db_engine.begin() as conn:
+        assert work_rule.reconcile(conn, 0, cards[-1]) == 2  # the sweep's reconcile mends the two left behind
+    assert _needing_work(db_engine) == set(cards[4:])

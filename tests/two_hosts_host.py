@@ -53,6 +53,7 @@ def run_batches(batches: list[list[int]]) -> None:
     from dagster import DagsterInstance
 
     from stage_e_dagster.bulk import QUIET
+    from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.runs import ledger
     from stage_e_dagster.definitions import defs
     from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
@@ -66,7 +67,8 @@ def run_batches(batches: list[list[int]]) -> None:
             spec = BatchSpec(tuple(ids), trigger="manual", mode="passive")
             result = job.execute_in_process(run_config={**spec.run_config(), **QUIET}, instance=instance,
                                             tags=spec.tags(), raise_on_error=False)
-            row = ledger.get(url, result.run_id)
+            with get_engine(url).connect() as conn:
+                row = ledger.get(conn, result.run_id)
             statuses[result.run_id] = row.status if row and result.success else "failed"
     print("runs " + json.dumps(statuses), flush=True)
 

@@ -6,6 +6,7 @@ every micro-batch. A broken invariant fails loudly: the check fails with ERROR s
 (being blocking) fails its run. Metadata: `violations` (a stable number Dagster plots) and a sample of the rows."""
 
 # No `from __future__ import annotations`: Dagster resolves config and resource annotations at runtime.
+from collections.abc import Callable
 from typing import Any
 
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_check
@@ -26,6 +27,12 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _read(database: AppDatabase, query: Callable[..., Violations], *args: Any) -> Violations:
+    """Run one invariant query on a connection of the application database."""
+    with database.engine.connect() as conn:
+        return query(conn, *args)
+
+
 def result(found: Violations, what: str, **metadata: Any) -> AssetCheckResult:
     """Passed when nothing breaks the invariant; else ERROR, saying how many rows and showing some."""
     values: dict[str, Any] = {"violations": MetadataValue.int(found.count), **metadata}
@@ -39,7 +46,7 @@ def result(found: Violations, what: str, **metadata: Any) -> AssetCheckResult:
 @asset_check(asset=PRINTING_VOTES, name="no_duplicate_votes", blocking=True,
              description="No voter holds more than one current vote on a card (re-runs and races add none).")
 def no_duplicate_votes(database: AppDatabase) -> AssetCheckResult:
-    return result(invariants.duplicate_votes(database.url), "(card, voter) pairs hold more than one vote")
+    return result(_read(database, invariants.duplicate_votes), "(card, voter) pairs hold more than one vote")
 
 
 @asset_check(asset=PRINTING_VOTES, name="no_machine_only_resolution", blocking=True,
@@ -48,14 +55,14 @@ def no_machine_only_resolution(database: AppDatabase, consensus: Consensus) -> A
     if consensus.policy != "funnel":
         return AssetCheckResult(passed=True, metadata={"violations": MetadataValue.int(0), "policy": consensus.policy},
                                 description=f"not applicable under the {consensus.policy} policy")
-    return result(invariants.settled_without_human(database.url), "cards settled without a human vote",
+    return result(_read(database, invariants.settled_without_human), "cards settled without a human vote",
                   policy=consensus.policy)
 
 
 @asset_check(asset=DISPATCH_OUTCOME, name="completed_batches_have_every_stage", blocking=True,
              description="No ledger row is `completed` without the counters of Stage C, D and E.")
 def completed_batches_have_every_stage(database: AppDatabase) -> AssetCheckResult:
-    return result(invariants.completed_without_counters(database.url),
+    return result(_read(database, invariants.completed_without_counters),
                   "completed ledger rows lack a stage's counters")
 
 
@@ -63,7 +70,7 @@ def completed_batches_have_every_stage(database: AppDatabase) -> AssetCheckResul
              description="No envelope trip stays unacknowledged longer than STAGE_E_TRIP_MAX_OPEN_SECONDS.")
 def no_stale_open_trip(database: AppDatabase, envelope: Envelope) -> AssetCheckResult:
     age = envelope.trip_max_open_seconds
-    return result(invariants.trips_open_longer_than(database.url, age),
+    return result(_read(database, invariants.trips_open_longer_than, age),
                   f"envelope trips open longer than {age:g} s: the stream is halted (stage-e trips ack)",
                   max_open_seconds=MetadataValue.float(float(age)))
 
@@ -73,7 +80,7 @@ def no_stale_open_trip(database: AppDatabase, envelope: Envelope) -> AssetCheckR
                          "(STAGE_E_RECLAIM_AFTER_SECONDS): dead batches are reclaimed.")
 def no_silent_running_batch(database: AppDatabase, stream: StreamControl) -> AssetCheckResult:
     age = stream.reclaim_after_seconds
-    return result(invariants.running_silent_longer_than(database.url, age),
+    return result(_read(database, invariants.running_silent_longer_than, age),
                   f"running ledger rows silent longer than {age:g} s, not reclaimed",
                   reclaim_after_seconds=MetadataValue.float(float(age)))
 

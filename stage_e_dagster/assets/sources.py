@@ -72,13 +72,15 @@ def sources_metadata(syncs: list[SourceSync], seconds: float) -> dict[str, Any]:
 @asset(key=CARD_SOURCES, group_name="sources", description=__doc__)
 def card_sources(context: AssetExecutionContext, config: CardSourcesConfig, database: AppDatabase
                  ) -> MaterializeResult:
-    sources = list_sources(database.url, config.source_keys or None)
+    engine = database.engine
+    with engine.connect() as conn:
+        sources = list_sources(conn, config.source_keys or None)
     unknown = sorted(set(config.source_keys) - {s.key for s in sources})
     if unknown:
         context.log.warning(f"no source registered as {', '.join(unknown)} (stage-e sources add DIR --key K)")
     syncs = []
     for source in sources:
-        sync = sync_source(database.url, source, full=config.full)
+        sync = sync_source(engine, source, full=config.full)
         if sync.status == "unavailable":
             context.log.warning(f"source {source.key}: {source.location} is missing or unreadable; left as it was")
         else:

@@ -67,15 +67,18 @@ def image_evidence(
 ):
     if config.trigger not in TRIGGERS or config.mode not in MODES:
         raise ValueError(f"trigger must be one of {TRIGGERS} and mode one of {MODES}")
-    url, run_id = database.url, context.run.run_id
-    ledger.open_batch(url, run_id, config.trigger, config.mode, config.card_ids, owner=process_owner())
-    halted = run_start_gate(url, config.mode, stream.enabled, config.trip_override)
+    engine, run_id = database.engine, context.run.run_id
+    with engine.begin() as conn:
+        ledger.open_batch(conn, run_id, config.trigger, config.mode, config.card_ids, owner=process_owner())
+    halted = run_start_gate(engine, config.mode, stream.enabled, config.trip_override)
     if halted:
-        ledger.close(url, run_id, "halted", reason=f"halted before any work: {halted}")
+        with engine.begin() as conn:
+            ledger.close(conn, run_id, "halted", reason=f"halted before any work: {halted}")
         context.log.warning(f"halted before any work: {halted}")
         return
     if config.trip_override and config.mode == "bulk":
-        ledger.merge_counters(url, run_id, {"trip_override": config.trip_override.strip()})
+        with engine.begin() as conn:
+            ledger.merge_counters(conn, run_id, {"trip_override": config.trip_override.strip()})
         context.log.warning(f"running although an envelope trip may be open: {config.trip_override.strip()}")
     trip_detail = {"job": context.run.job_name, "step": context.asset_key.to_user_string(), "mode": config.mode,
                    "trigger": config.trigger, "cards": len(config.card_ids)}
@@ -86,17 +89,18 @@ def image_evidence(
         holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds,
         tessdata_prefix=Path(ocr.tessdata_prefix) if ocr.tessdata_prefix else None,
     )
-    beat = heartbeat_every(url, run_id)
+    beat = heartbeat_every(engine, run_id)
 
     def on_tick(pids: list[int]) -> None:
         beat()
         envelope.maybe_check(mode=config.mode, worker_pids=pids, run_id=run_id, detail=trip_detail)
 
     counters = run_stage_c(
-        url, config.card_ids, run_id, settings, force=config.force, on_tick=on_tick, log=context.log.warning,
+        engine, config.card_ids, run_id, settings, force=config.force, on_tick=on_tick, log=context.log.warning,
         governor=envelope.governor(workers), read_load=envelope.read_host_load,
     )
-    ledger.merge_counters(url, run_id, {"stage_c": counters.as_dict()})
+    with engine.begin() as conn:
+        ledger.merge_counters(conn, run_id, {"stage_c": counters.as_dict()})
     context.log.info(f"Stage C workers: {counters.workers_why}")
     if counters.throttled:
         attempt = context.retry_number
@@ -105,7 +109,8 @@ def image_evidence(
             context.log.info(f"no OCR slot free; retry {attempt + 1}/{ocr.throttle_retries} in {wait} s")
             raise RetryRequested(max_retries=ocr.throttle_retries, seconds_to_wait=wait)
         reason = f"no OCR slot free after {ocr.throttle_retries} retries; cards are offered again shortly"
-        ledger.close(url, run_id, "throttled", reason=reason)
+        with engine.begin() as conn:
+            ledger.close(conn, run_id, "throttled", reason=reason)
         context.log.warning(reason)
         return
     yield MaterializeResult(metadata={

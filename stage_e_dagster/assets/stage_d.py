@@ -17,8 +17,8 @@ from dagster import (
     asset,
 )
 from pydantic import Field
+from sqlalchemy import Engine
 
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.review.page import review_summary
 from stage_e_dagster.db.review.queue import routed_among
 from stage_e_dagster.db.runs import ledger
@@ -60,11 +60,11 @@ def stage_d_metadata(counters: dict[str, Any]) -> dict[str, Any]:
     return metadata
 
 
-def review_metadata(url: str, card_ids: list[int], page: str | None) -> dict[str, Any]:
+def review_metadata(engine: Engine, card_ids: list[int], page: str | None) -> dict[str, Any]:
     """How many cards await a person, a sample of this batch's cards routed to review with the reasons, and (with
     the review page's address) links to the page and to a sample of the cards, this batch's first."""
-    counts, sample = review_summary(url, card_ids)
-    with get_engine(url).connect() as conn:
+    with engine.connect() as conn:
+        counts, sample = review_summary(conn, card_ids)
         routed = routed_among(conn, card_ids, ROUTED_SHOWN)
     metadata: dict[str, Any] = {
         "review_queue": MetadataValue.int(counts.awaiting),
@@ -88,11 +88,13 @@ def printing_votes(
 ) -> MaterializeResult:
     """Machine votes and review routing for the batch's cards, then their consensus."""
     card_ids = list(config.card_ids) or list(batch_from_run_config(context.run.run_config).card_ids)
-    counters = run_stage_d(database.url, card_ids, context.run.run_id, config.policy or consensus.policy)
-    ledger.merge_counters(database.url, context.run.run_id, {"stage_d": counters})
+    engine = database.engine
+    counters = run_stage_d(engine, card_ids, context.run.run_id, config.policy or consensus.policy)
+    with engine.begin() as conn:
+        ledger.merge_counters(conn, context.run.run_id, {"stage_d": counters})
     context.log.info(
         f"stage D: {counters['cards_processed']} cards, {counters['votes_cast']} votes cast, "
         f"{counters['already_voted']} already voted, {counters['routed_to_review']} routed to review"
     )
-    metadata = {**stage_d_metadata(counters), **review_metadata(database.url, card_ids, consensus.review_page_url)}
+    metadata = {**stage_d_metadata(counters), **review_metadata(engine, card_ids, consensus.review_page_url)}
     return MaterializeResult(metadata=metadata)

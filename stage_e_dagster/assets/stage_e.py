@@ -26,10 +26,11 @@ def dispatch_outcome(context: AssetExecutionContext, database: AppDatabase, enve
     envelope.check(mode=batch.mode, run_id=context.run.run_id,
                    detail={"job": context.run.job_name, "step": context.asset_key.to_user_string(),
                            "mode": batch.mode, "trigger": batch.trigger, "cards": len(batch.card_ids)})
-    outcome = run_stage_e(database.url, context.run.run_id, batch.card_ids)
+    outcome = run_stage_e(database.engine, context.run.run_id, batch.card_ids)
     if not outcome.closed:
         context.log.warning(f"ledger row for {context.run.run_id} was missing or already closed; left as it was")
-    row = ledger.get(database.url, context.run.run_id)
+    with database.engine.connect() as conn:
+        row = ledger.get(conn, context.run.run_id)
     return MaterializeResult(metadata=batch_metadata(outcome.counters, len(batch.card_ids), outcome.closed,
                                                      row.counters if row else {}))
 

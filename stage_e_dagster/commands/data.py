@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from stage_e_dagster.commands import app_url
+from stage_e_dagster.commands import app_engine
 
 
 @click.group()
@@ -32,7 +32,7 @@ def catalog_import(file: Path, symbols: Path | None, sets_file: Path | None) -> 
         store_symbol_hashes,
     )
 
-    url = app_url()
+    engine = app_engine()
     size = file.stat().st_size
     with click.progressbar(length=size, label="importing", show_pos=False, file=sys.stderr) as bar:
         done = [0]
@@ -45,14 +45,15 @@ def catalog_import(file: Path, symbols: Path | None, sets_file: Path | None) -> 
             click.echo(f"\nrecord {index} skipped: {why}", err=True)
 
         try:
-            summary = import_catalog(url, file, on_progress=progress, on_malformed=malformed)
+            summary = import_catalog(engine, file, on_progress=progress, on_malformed=malformed)
         except CatalogFileError as err:
             raise click.ClickException(str(err)) from err
     if symbols:
-        store_symbol_hashes(url, symbols, summary)
+        store_symbol_hashes(engine, symbols, summary)
     if sets_file:
         try:
-            store_printed_totals(url, sets_file, summary)
+            with engine.begin() as conn:
+                store_printed_totals(conn, sets_file, summary)
         except CatalogFileError as err:
             raise click.ClickException(str(err)) from err
     click.echo(
@@ -77,11 +78,12 @@ def ingest(directory: Path, source_key: str) -> None:
     SOURCE_KEY, which the source_inbox sensor then watches (see `stage-e sources`)."""
     from stage_e_dagster.db.intake.sources import add_source, sync_source
 
-    url = app_url()
-    source, _moved = add_source(url, source_key, directory)
+    engine = app_engine()
+    with engine.begin() as conn:
+        source, _moved = add_source(conn, source_key, directory)
     total = sum(len(files) for _d, _s, files in os.walk(directory))
     with click.progressbar(length=total, label="ingesting", file=sys.stderr) as bar:
-        result = sync_source(url, source, full=True, on_file=lambda _id: bar.update(1))
+        result = sync_source(engine, source, full=True, on_file=lambda _id: bar.update(1))
     if result.status == "unavailable":
         raise click.ClickException(f"{directory} is missing or unreadable")
     summary = result.summary

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from stage_e_dagster.commands import app_url, settings
+from stage_e_dagster.commands import app_engine, app_url, settings
 from stage_e_dagster.postgres.server import PostgresStartError
 from stage_e_dagster.settings import default_note
 
@@ -24,11 +24,11 @@ def status(recent: int, as_json: bool) -> None:
     from stage_e_dagster.control.reaper import reclaim_dead_batches
     from stage_e_dagster.db.reporting.status import format_status, pipeline_status, status_document
 
-    url = app_url()
-    reclaimed = reclaim_dead_batches(None, url, settings().reclaim_after_seconds)
+    engine = app_engine()
+    reclaimed = reclaim_dead_batches(None, engine, settings().reclaim_after_seconds)
     for row in reclaimed:
         click.echo(f"reclaimed batch {row.run_id}: {row.failure_reason}", err=True)
-    state = pipeline_status(url, recent)
+    state = pipeline_status(engine, recent)
     if not as_json:
         click.echo(format_status(state))
         return
@@ -73,8 +73,7 @@ def run_backlog_command(limit: int | None, batch_size: int | None, mode: str, ov
     from dagster import DagsterInstance
 
     from stage_e_dagster.bulk import DatabaseLost, run_backlog
-    from stage_e_dagster.control.gates import bulk_refusal, trip_reason
-    from stage_e_dagster.db.runs.trips import open_trips
+    from stage_e_dagster.control.gates import bulk_refusal, current_trips, trip_reason
     from stage_e_dagster.db.work.queue import count_needing_work
     from stage_e_dagster.runtime import prepare_dagster_environment
 
@@ -83,20 +82,22 @@ def run_backlog_command(limit: int | None, batch_size: int | None, mode: str, ov
         prepare_dagster_environment(config)
     except PostgresStartError as err:
         raise click.ClickException(str(err)) from err
-    url = app_url()
+    engine = app_engine()
     batch_size = batch_size or config.batch_size
     if override_trip is not None and (mode != "bulk" or not override_trip.strip()):
         raise click.UsageError("--override-trip takes a non-blank note and works with --mode bulk only")
-    refusal = (trip_reason(open_trips(url)) if mode == "passive" else bulk_refusal(open_trips(url), override_trip))
+    trips = current_trips(engine)
+    refusal = trip_reason(trips) if mode == "passive" else bulk_refusal(trips, override_trip)
     if refusal:
         raise click.ClickException(refusal)
-    backlog = count_needing_work(url)
+    with engine.connect() as conn:
+        backlog = count_needing_work(conn)
     total = min(backlog, limit) if limit else backlog
     try:
         with DagsterInstance.get() as instance, click.progressbar(
             length=total, label=f"{mode} run", file=sys.stderr
         ) as bar:
-            summary = run_backlog(instance, url, limit=limit, batch_size=batch_size, mode=mode,
+            summary = run_backlog(instance, engine, limit=limit, batch_size=batch_size, mode=mode,
                                   trip_override=override_trip, reclaim_after_seconds=config.reclaim_after_seconds,
                                   on_batch=lambda cards, _status: bar.update(cards))
     except DatabaseLost as err:

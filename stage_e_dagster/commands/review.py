@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stage_e_dagster.commands import app_url, settings
+from stage_e_dagster.commands import app_engine, settings
 from stage_e_dagster.domain.consensus import POLICIES
 from stage_e_dagster.settings import default_note, var_name
 
@@ -22,10 +22,9 @@ def review() -> None:
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0), help="Show at most N cards.")
 def review_list(limit: int) -> None:
     """Show queued cards (routed to review, still unresolved), oldest first, with what was read and why."""
-    from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.review.queue import review_queue, review_queue_size
 
-    with get_engine(app_url()).connect() as conn:
+    with app_engine().connect() as conn:
         total = review_queue_size(conn)
         items = review_queue(conn, limit)
     click.echo(f"{total} card{'s' if total != 1 else ''} awaiting review (showing {len(items)})")
@@ -52,10 +51,9 @@ def review_list(limit: int) -> None:
 @click.argument("card_id", type=int)
 def review_show(card_id: int) -> None:
     """Show CARD_ID's consensus, its copies (same bytes), its current votes and its archived vote history."""
-    from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.judgement.vote_archive import card_history
 
-    with get_engine(app_url()).connect() as conn:
+    with app_engine().connect() as conn:
         history = card_history(conn, card_id)
     if history is None:
         raise click.ClickException(f"no card has id {card_id}")
@@ -99,7 +97,7 @@ def review_serve(host: str | None, port: int | None) -> None:
     drawn = token is None and not is_loopback(host)
     if drawn:
         token = new_token()
-    config = ReviewConfig(database_url=app_url(), policy=conf.consensus_policy, token=token,
+    config = ReviewConfig(engine=app_engine(), policy=conf.consensus_policy, token=token,
                           admin_token=conf.review_admin_token, lease_seconds=conf.review_lease_seconds, port=port)
     shown = "[" + host + "]" if ":" in host else host
     click.echo(f"review page: http://{shown}:{port}/  (links from Dagster use {review_page_url(conf)})")
@@ -130,7 +128,7 @@ def vote(card_id: int, scryfall_id: str | None, no_match: bool, user: str, admin
         raise click.UsageError("give exactly one of --printing SCRYFALL_ID and --no-match")
     policy = policy or settings().consensus_policy
     try:
-        result = cast_human_vote(app_url(), card_id, user, scryfall_id=scryfall_id, no_match=no_match,
+        result = cast_human_vote(app_engine(), card_id, user, scryfall_id=scryfall_id, no_match=no_match,
                                  admin=admin, policy=policy)
     except VoteError as err:
         raise click.ClickException(str(err)) from err

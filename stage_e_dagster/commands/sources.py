@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from stage_e_dagster.commands import app_url
+from stage_e_dagster.commands import app_engine
 
 
 @click.group()
@@ -28,7 +28,8 @@ def add_command(directory: Path, key: str) -> None:
     key = key.strip()
     if not key:
         raise click.UsageError("--key must not be blank")
-    row, moved_from = add_source(app_url(), key, directory)
+    with app_engine().begin() as conn:
+        row, moved_from = add_source(conn, key, directory)
     if moved_from:
         click.echo(f"source {row.key} moved from {moved_from} to {row.location}; its next sync reads every file")
     else:
@@ -41,12 +42,12 @@ def list_command() -> None:
     """Every registered source: key, directory, cards (and how many are missing), last sync."""
     from stage_e_dagster.db.intake.sources import card_counts, list_sources
 
-    url = app_url()
-    rows = list_sources(url)
+    with app_engine().connect() as conn:
+        rows = list_sources(conn)
+        counts = card_counts(conn)
     if not rows:
         click.echo("no source registered (stage-e sources add DIR --key K)")
         return
-    counts = card_counts(url)
     for row in rows:
         cards, missing = counts.get(row.key, (0, 0))
         synced = f"{row.synced_at:%Y-%m-%d %H:%M:%S %Z}" if row.synced_at else "never"
@@ -61,13 +62,14 @@ def sync_command(keys: tuple[str, ...], full: bool) -> None:
     """Sync the sources named (default: every source) now, in this process, as the card_sources asset does."""
     from stage_e_dagster.db.intake.sources import list_sources, sync_source
 
-    url = app_url()
-    rows = list_sources(url, list(keys) or None)
+    engine = app_engine()
+    with engine.connect() as conn:
+        rows = list_sources(conn, list(keys) or None)
     unknown = sorted(set(keys) - {row.key for row in rows})
     if unknown:
         raise click.ClickException(f"no source registered as {', '.join(unknown)}")
     for row in rows:
-        result = sync_source(url, row, full=full)
+        result = sync_source(engine, row, full=full)
         if result.status == "unavailable":
             click.echo(f"{row.key}: {row.location} is missing or unreadable; left as it was", err=True)
         else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stage_e_dagster.commands import app_url
+from stage_e_dagster.commands import app_engine
 from stage_e_dagster.db.runs import trips as trip_store
 
 
@@ -30,8 +30,9 @@ def trips() -> None:
 @click.option("--limit", default=50, show_default=True, help="At most this many acknowledged trips with --all.")
 def list_command(show_all: bool, limit: int) -> None:
     """Open trips (oldest first) with bar, observed value, ceiling, run and time."""
-    url = app_url()
-    open_ = trip_store.open_trips(url)
+    engine = app_engine()
+    with engine.connect() as conn:
+        open_ = trip_store.open_trips(conn)
     if open_:
         click.echo(f"{len(open_)} open trip(s): the stream is halted until each is acknowledged")
         for trip in open_:
@@ -39,8 +40,9 @@ def list_command(show_all: bool, limit: int) -> None:
     else:
         click.echo("no open envelope trips")
     if show_all:
-        done = [t for t in trip_store.list_trips(url, include_acknowledged=True, limit=limit)
-                if t.acknowledged_at is not None]
+        with engine.connect() as conn:
+            listed = trip_store.list_trips(conn, include_acknowledged=True, limit=limit)
+        done = [t for t in listed if t.acknowledged_at is not None]
         click.echo(f"{len(done)} acknowledged trip(s)" + (":" if done else ""))
         for trip in done:
             click.echo(_line(trip))
@@ -51,13 +53,15 @@ def list_command(show_all: bool, limit: int) -> None:
 @click.option("--note", required=True, help="What was done about the breach (required, not blank).")
 def ack_command(trip_id: str, note: str) -> None:
     """Acknowledge TRIP_ID with a note; touches no other trip and starts nothing."""
-    url = app_url()
+    engine = app_engine()
     try:
-        trip = trip_store.acknowledge(url, trip_id.strip(), note)
+        with engine.begin() as conn:
+            trip = trip_store.acknowledge(conn, trip_id.strip(), note)
     except trip_store.TripError as err:
         raise click.ClickException(f"not acknowledged: {err}") from err
     click.echo(f"acknowledged {trip.id} ({trip.bar}) at {trip.acknowledged_at:%Y-%m-%d %H:%M:%S %Z}")
-    remaining = trip_store.open_trips(url)
+    with engine.connect() as conn:
+        remaining = trip_store.open_trips(conn)
     if remaining:
         click.echo(f"{len(remaining)} trip(s) still open; the stream stays halted: "
                    + ", ".join(t.id for t in remaining))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dagster import DagsterEvent, DagsterEventType
+from sqlalchemy import Engine
 
 from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec, batch_from_run_config
@@ -60,8 +61,10 @@ def classify_failure(failure_event: DagsterEvent) -> FailureOutcome:
     return FailureOutcome("failed", _trim(f"step {step} failed: {text}"), step_key=step)
 
 
-def record_failure(url: str, run_id: str, run_config: dict, outcome: FailureOutcome, job_name: str) -> str | None:
-    """Write the trip (envelope breaches) and the ledger status; returns the new trip id, if one was recorded."""
+def record_failure(engine: Engine, run_id: str, run_config: dict, outcome: FailureOutcome, job_name: str
+                   ) -> str | None:
+    """Write the trip (envelope breaches), then the ledger status, each in its own transaction; returns the new trip
+    id, if one was recorded."""
     batch = _batch(run_config)
     trigger, mode = batch.trigger[:32], batch.mode[:16]
     trip_id = None
@@ -69,8 +72,10 @@ def record_failure(url: str, run_id: str, run_config: dict, outcome: FailureOutc
         detail = {"job": job_name, "step": outcome.step_key, "mode": mode, "trigger": trigger,
                   "cards": len(batch.card_ids)}
         bar = (outcome.bar or "unknown")[:32]
-        trip_id = trips.record_trip(url, run_id, bar, outcome.observed, outcome.ceiling, detail)
-    ledger.mark_failed(url, run_id, outcome.status, outcome.reason, trigger, mode, batch.card_ids)
+        with engine.begin() as conn:
+            trip_id = trips.record_trip(conn, run_id, bar, outcome.observed, outcome.ceiling, detail)
+    with engine.begin() as conn:
+        ledger.mark_failed(conn, run_id, outcome.status, outcome.reason, trigger, mode, batch.card_ids)
     return trip_id
 
 
@@ -101,11 +106,11 @@ def _trim(reason: str) -> str:
     return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 3] + "..."
 
 
-def record_in_process_failure(url: str, result, spec: BatchSpec) -> str:
+def record_in_process_failure(engine: Engine, result, spec: BatchSpec) -> str:
     """Record a failed in-process run (`execute_in_process`) as the run-failure sensor would; its ledger status."""
     event = next((e for e in result.all_events if e.event_type == DagsterEventType.RUN_FAILURE), None)
     if event is None:
         return "failed"
     outcome = classify_failure(event)
-    record_failure(url, result.run_id, spec.run_config(), outcome, MICRO_BATCH)
+    record_failure(engine, result.run_id, spec.run_config(), outcome, MICRO_BATCH)
     return outcome.status

@@ -6,6 +6,8 @@ unless the operator overrode it with a note. No new run is requested while the r
 
 from __future__ import annotations
 
+from sqlalchemy import Engine
+
 from stage_e_dagster.db.runs.trips import Trip, open_trips
 from stage_e_dagster.jobs import MICRO_BATCH
 
@@ -20,11 +22,17 @@ def trip_reason(trips: list[Trip]) -> str | None:
             "nothing starts until an operator acknowledges it")
 
 
-def halt_reason(url: str, streaming: bool) -> str | None:
+def current_trips(engine: Engine) -> list[Trip]:
+    """The open envelope trips, oldest first."""
+    with engine.connect() as conn:
+        return open_trips(conn)
+
+
+def halt_reason(engine: Engine, streaming: bool) -> str | None:
     """Why nothing passive may start now (streaming disabled, an open envelope trip), or None when work may start."""
     if not streaming:
         return "streaming is disabled (STAGE_E_STREAMING is off)"
-    return trip_reason(open_trips(url))
+    return trip_reason(current_trips(engine))
 
 
 def bulk_refusal(trips: list[Trip], trip_override: str | None) -> str | None:
@@ -35,12 +43,12 @@ def bulk_refusal(trips: list[Trip], trip_override: str | None) -> str | None:
     return None
 
 
-def run_start_gate(url: str, mode: str, streaming: bool, trip_override: str | None = None) -> str | None:
+def run_start_gate(engine: Engine, mode: str, streaming: bool, trip_override: str | None = None) -> str | None:
     """Why a run must stop before any work (None: it may go on). A passive run obeys the stream's gates; a bulk
     run only refuses an open trip, unless the operator overrode it with a note."""
     if mode == "passive":
-        return halt_reason(url, streaming)
-    return bulk_refusal(open_trips(url), trip_override)
+        return halt_reason(engine, streaming)
+    return bulk_refusal(current_trips(engine), trip_override)
 
 
 

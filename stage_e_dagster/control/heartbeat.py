@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from sqlalchemy import Engine
+
 from stage_e_dagster.db.runs import ledger
 
 HEARTBEAT_SECONDS = 10.0
@@ -13,7 +15,7 @@ HEARTBEAT_SECONDS = 10.0
 batch of hundreds of cards writes a handful of heartbeats."""
 
 
-def heartbeat_every(url: str, run_id: str, seconds: float = HEARTBEAT_SECONDS) -> Callable[[], None]:
+def heartbeat_every(engine: Engine, run_id: str, seconds: float = HEARTBEAT_SECONDS) -> Callable[[], None]:
     """A callable that heartbeats `run_id` at most every `seconds` (call it as often as you like)."""
     last = [time.monotonic()]
 
@@ -21,6 +23,7 @@ def heartbeat_every(url: str, run_id: str, seconds: float = HEARTBEAT_SECONDS) -
         now = time.monotonic()
         if now - last[0] >= seconds:
             last[0] = now
-            ledger.heartbeat(url, run_id)
+            with engine.begin() as conn:
+                ledger.heartbeat(conn, run_id)
 
     return beat

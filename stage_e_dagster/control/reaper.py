@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+from sqlalchemy import Engine
 
 from stage_e_dagster.control.dagster_api import report_run_failed
 from stage_e_dagster.control.run_queue import ENDED_STATUSES
@@ -25,26 +26,29 @@ ENDED_GRACE_SECONDS = 60.0
 records a better reason and any trip, had its chance."""
 
 
-def reclaim_dead_batches(instance: DagsterInstance | None, url: str, max_age_seconds: float) -> list[LedgerRow]:
+def reclaim_dead_batches(instance: DagsterInstance | None, engine: Engine, max_age_seconds: float
+                         ) -> list[LedgerRow]:
     """Close as `failed` the `running` rows whose batch died; returns them. Without an instance only the ledger's
     own evidence counts (a gone process, a silent row)."""
     ended: list[str] = []
     if instance is not None:
-        fail_unopened_runs(instance, url, max_age_seconds)
-    alive = ledger.running(url)
+        fail_unopened_runs(instance, engine, max_age_seconds)
+    with engine.connect() as conn:
+        alive = ledger.running(conn)
     if not alive:
         return []
     if instance is not None:
         records = instance.get_run_records(RunsFilter(run_ids=[row.run_id for row in alive], statuses=ENDED_STATUSES))
         cutoff = time.time() - ENDED_GRACE_SECONDS
         ended = [r.dagster_run.run_id for r in records if r.end_time is not None and r.end_time < cutoff]
-    reaped = ledger.reap(url, max_age_seconds, ended)
+    with engine.begin() as conn:
+        reaped = ledger.reap(conn, max_age_seconds, ended)
     if instance is not None and reaped:
         fail_stranded_runs(instance, reaped)
     return reaped
 
 
-def fail_unopened_runs(instance: DagsterInstance, url: str, max_age_seconds: float) -> None:
+def fail_unopened_runs(instance: DagsterInstance, engine: Engine, max_age_seconds: float) -> None:
     """Fail the `micro_batch` runs that Dagster has called started for over `max_age_seconds` and that never
     opened their ledger row: their process died before (it lost the database, or was killed), so no heartbeat or
     ledger row will ever show it. The run-failure sensor then writes their row `failed` and offers their cards
@@ -53,7 +57,9 @@ def fail_unopened_runs(instance: DagsterInstance, url: str, max_age_seconds: flo
     records = instance.get_run_records(RunsFilter(job_name=MICRO_BATCH, statuses=[DagsterRunStatus.STARTED]),
                                        limit=200)
     old = {r.dagster_run.run_id: r for r in records if r.start_time is not None and r.start_time < cutoff}
-    for run_id in ledger.unknown_run_ids(url, old):
+    with engine.connect() as conn:
+        unknown = ledger.unknown_run_ids(conn, old)
+    for run_id in unknown:
         report_run_failed(instance, old[run_id].dagster_run,
                           f"abandoned: started over {max_age_seconds:g} s ago and never opened its ledger row (its "
                           "process died: killed run, lost database or host)")

@@ -7,6 +7,7 @@ run already holds (the ledger only knows a batch once its run has started).
 from __future__ import annotations
 
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+from sqlalchemy import Engine
 
 from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.jobs import MICRO_BATCH, batch_from_run_config
@@ -22,14 +23,15 @@ def queued_runs(instance: DagsterInstance) -> int:
     return instance.get_runs_count(RunsFilter(job_name=MICRO_BATCH, statuses=WAITING_STATUSES))
 
 
-def busy_card_ids(instance: DagsterInstance, url: str, limit: int = 200) -> set[int]:
+def busy_card_ids(instance: DagsterInstance, engine: Engine, limit: int = 200) -> set[int]:
     """Cards already in a micro-batch run that is queued or under way; neither the stream nor the sweep asks
     for them again.
 
     A run Dagster still calls started whose ledger row is closed is not under way: an in-process run whose process
     was killed stays `STARTED` in run storage for ever, and its reclaimed cards must come back."""
     runs = instance.get_runs(RunsFilter(job_name=MICRO_BATCH, statuses=ACTIVE_STATUSES), limit=limit)
-    closed = ledger.closed_run_ids(url, [run.run_id for run in runs if run.status == DagsterRunStatus.STARTED])
+    with engine.connect() as conn:
+        closed = ledger.closed_run_ids(conn, [run.run_id for run in runs if run.status == DagsterRunStatus.STARTED])
     return {card for run in runs if run.run_id not in closed
             for card in batch_from_run_config(run.run_config).card_ids}
 

@@ -1,6 +1,6 @@
 """What the review page shows for one card, and the order a reviewer's number keys pick candidates in.
 
-Pure values: `db.review.queue.page` fills them from Postgres, the web app renders them. The candidate order puts the
+Pure values: `db.review.page` fills them from Postgres, the web app renders them. The candidate order puts the
 machine's picks first (most confident first), so `1` always confirms the machine's best pick, then the printings
 the scan's own evidence points at (its set code, the filename's set hint, the nearest set symbol), then the rest,
 newest set first.

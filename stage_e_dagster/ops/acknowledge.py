@@ -25,7 +25,8 @@ class AcknowledgeTripConfig(Config):
                                    "trip is open.")
 def acknowledge_trip(context: OpExecutionContext, config: AcknowledgeTripConfig, database: AppDatabase):
     try:
-        trip = acknowledge(database.url, config.trip_id.strip(), config.note)
+        with database.engine.begin() as conn:
+            trip = acknowledge(conn, config.trip_id.strip(), config.note)
     except TripError as err:
         raise Failure(description=f"not acknowledged: {err}", allow_retries=False) from None
     context.log.info(f"acknowledged {trip.id} ({trip.bar} {trip.observed} > {trip.ceiling}): {trip.acknowledged_note}")

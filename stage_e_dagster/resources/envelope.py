@@ -122,8 +122,9 @@ class Envelope(ConfigurableResource):
         logger.warning("%s", breach.describe())
         if run_id is not None:
             try:
-                trips.record_trip(self.database.url, run_id, breach.bar[:32], breach.observed, breach.ceiling,
-                                  {**breach.detail, **(detail or {}), "recorded_by": "run"})
+                with self.database.engine.begin() as conn:
+                    trips.record_trip(conn, run_id, breach.bar[:32], breach.observed, breach.ceiling,
+                                      {**breach.detail, **(detail or {}), "recorded_by": "run"})
             except SQLAlchemyError as err:
                 logger.warning("envelope: the trip of run %s was not recorded now (%s); the run-failure sensor "
                                "records it", run_id, type(err).__name__)
@@ -163,7 +164,8 @@ class Envelope(ConfigurableResource):
 
     def read_image_loads(self) -> LoadCounts | None:
         try:
-            return recent_load_counts(self.database.url, self.failure_window)
+            with self.database.engine.connect() as conn:
+                return recent_load_counts(conn, self.failure_window)
         except Exception as err:  # noqa: BLE001 - an unreadable signal skips its bar; the message may hold the URL
             logger.warning("envelope: recent image loads unreadable (%s); image_failure_rate bar skipped",
                            type(err).__name__)

@@ -1,9 +1,9 @@
 """The review page: a small Starlette app where people confirm or correct the machine's pick, one key per card.
 
 Flow: sign in (a reviewer name; the access token when one is required; optionally the admin token) -> `/next`
-claims the reviewer's next card (`db.review.queue.claims`) and redirects to `/card/<id>` -> a number key votes for a
+claims the reviewer's next card (`db.review.claims`) and redirects to `/card/<id>` -> a number key votes for a
 candidate, `n` votes no-match, `s` skips -> the vote goes through `db.judgement.votes.cast_human_vote` (the code
-`stage-e vote` uses) with the page's precondition (`db.review.queue.page.page_vote_check`) -> the claim is released and
+`stage-e vote` uses) with the page's precondition (`db.review.page.page_vote_check`) -> the claim is released and
 the next card is claimed in the same request, so it loads at once.
 
 Database and image work runs in the thread pool; handlers only parse, check and render.
@@ -16,14 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from sqlalchemy import Engine
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement.votes import VoteError, cast_human_vote, check_user_name
+from stage_e_dagster.db.review import claims as review_claims
 from stage_e_dagster.db.review.page import (
     NotACandidate,
     StaleEntry,
@@ -34,7 +35,6 @@ from stage_e_dagster.db.review.page import (
     queue_entries,
     scan_location,
 )
-from stage_e_dagster.db.review.queue import claims as review_claims
 from stage_e_dagster.review_web import files
 from stage_e_dagster.review_web.pages import render, secure, static
 from stage_e_dagster.review_web.security import SESSION_SECONDS, Session, SessionCodec, cross_site, tokens_equal
@@ -45,10 +45,10 @@ MAX_BODY = 16 * 1024
 
 @dataclass(frozen=True)
 class ReviewConfig:
-    """How the app runs: its database, consensus policy, tokens (None: not required / no admin votes), the claim
-    lease, and the port (which names the session cookie, so pages on two ports do not sign each other out)."""
+    """How the app runs: its database's engine, consensus policy, tokens (None: not required / no admin votes), the
+    claim lease, and the port (which names the session cookie, so pages on two ports do not sign each other out)."""
 
-    database_url: str
+    engine: Engine
     policy: str = "funnel"
     token: str | None = None
     admin_token: str | None = None
@@ -56,7 +56,7 @@ class ReviewConfig:
     port: int = 8765
     secret: bytes | None = None
 
-    def __repr__(self) -> str:  # the URL and the tokens are secrets
+    def __repr__(self) -> str:  # the database URL and the tokens are secrets
         return f"ReviewConfig(policy={self.policy!r}, port={self.port}, token_required={self.token is not None})"
 
 
@@ -92,7 +92,7 @@ class ReviewApp:
 
     def db(self, work: Callable[..., Any], *args: Any) -> Awaitable[Any]:
         def run() -> Any:
-            with get_engine(self.config.database_url).begin() as conn:
+            with self.config.engine.begin() as conn:
                 return work(conn, *args)
         return run_in_threadpool(run)
 
@@ -190,7 +190,7 @@ class ReviewApp:
     # --- the queue ------------------------------------------------------------------------------------------
     async def go_next(self, session: Session) -> RedirectResponse:
         """Claim the reviewer's next card and redirect to it (to `/next`, which says so, when none is left)."""
-        nxt = await run_in_threadpool(review_claims.claim_next, self.config.database_url, session.reviewer,
+        nxt = await run_in_threadpool(review_claims.claim_next, self.config.engine, session.reviewer,
                                       self.config.lease_seconds, session.skipped)
         if nxt.card_id is None:
             return RedirectResponse("/next", 303)
@@ -259,7 +259,7 @@ class ReviewApp:
         check = page_vote_check(card_id, session.reviewer, version, "admin" if admin else "user", self.config.policy)
         try:
             result = await run_in_threadpool(
-                cast_human_vote, self.config.database_url, card_id, session.reviewer,
+                cast_human_vote, self.config.engine, card_id, session.reviewer,
                 scryfall_id=None if no_match else choice, no_match=no_match, admin=admin, policy=self.config.policy,
                 check=check)
         except StaleEntry as err:

@@ -20,6 +20,7 @@ from dagster import (
     SkipReason,
     schedule,
 )
+from sqlalchemy import Engine
 
 from stage_e_dagster.control.gates import backpressure_reason, halt_reason
 from stage_e_dagster.control.run_queue import busy_card_ids, queued_runs
@@ -52,15 +53,15 @@ def claim_requests(claim: SweepClaim, cursor: str, batch_size: int) -> list[RunR
     return requests
 
 
-def evaluate_sweep(instance: DagsterInstance, url: str, stream: StreamControl,
+def evaluate_sweep(instance: DagsterInstance, engine: Engine, stream: StreamControl,
                    log: Callable[[str], None] = lambda message: None) -> list[RunRequest] | SkipReason:
     """One tick: re-check one window of cards against the work rules, then (gates permitting) one chunk per
     cursor, never more runs than the queue has room for."""
-    reconciled = reconcile_next(url, stream.reconcile_window)
+    reconciled = reconcile_next(engine, stream.reconcile_window)
     if reconciled is not None and reconciled.mended:
         log(f"reconcile: {reconciled.mended} cards in ids ({reconciled.start}, {reconciled.end}] had the wrong "
             "work state; mended")
-    halted = halt_reason(url, stream.enabled)
+    halted = halt_reason(engine, stream.enabled)
     if halted:
         return SkipReason(halted)
     queued = queued_runs(instance)
@@ -68,13 +69,13 @@ def evaluate_sweep(instance: DagsterInstance, url: str, stream: StreamControl,
     if room <= 0:
         return SkipReason(backpressure_reason(queued, stream.max_queued_runs))
     requests: list[RunRequest] = []
-    busy = busy_card_ids(instance, url)
+    busy = busy_card_ids(instance, engine)
     for cursor in SWEEP_ORDER:
         runs_left = room - len(requests)
         if runs_left <= 0:
             break
         chunk = min(stream.sweep_chunk, runs_left * stream.batch_size)
-        claim = claim_sweep_range(url, cursor, chunk, busy=busy)
+        claim = claim_sweep_range(engine, cursor, chunk, busy=busy)
         requests.extend(claim_requests(claim, cursor, stream.batch_size))
     if not requests:
         return SkipReason("the sweep found no card needing work in its next ranges")
@@ -105,7 +106,7 @@ def _define(cron: str, timezone: str) -> ScheduleDefinition:
     def backstop_sweep(
         context: ScheduleEvaluationContext, database: AppDatabase, stream: StreamControl
     ) -> list[RunRequest] | SkipReason:
-        return evaluate_sweep(context.instance, database.url, stream, log=context.log.warning)
+        return evaluate_sweep(context.instance, database.engine, stream, log=context.log.warning)
 
     return backstop_sweep
 

@@ -26,6 +26,7 @@ from dagster import (
     SkipReason,
     sensor,
 )
+from sqlalchemy import Engine
 
 from stage_e_dagster.control.gates import backpressure_reason, halt_reason
 from stage_e_dagster.control.reaper import reclaim_dead_batches
@@ -66,19 +67,22 @@ def stream_requests(cards: list[StreamCard], batch_size: int, now: float | None 
 
 
 def evaluate_stream(
-    instance: DagsterInstance, url: str, stream: StreamControl, log: Callable[[str], None] = lambda message: None
+    instance: DagsterInstance, engine: Engine, stream: StreamControl,
+    log: Callable[[str], None] = lambda message: None,
 ) -> SensorResult | SkipReason:
     """One tick: reclaim dead batches, check the gates, then request batches for the next offered cards."""
-    for row in reclaim_dead_batches(instance, url, stream.reclaim_after_seconds):
+    for row in reclaim_dead_batches(instance, engine, stream.reclaim_after_seconds):
         log(f"reclaimed batch {row.run_id} ({len(row.card_ids)} cards): {row.failure_reason}")
-    halted = halt_reason(url, stream.enabled)
+    halted = halt_reason(engine, stream.enabled)
     if halted:
         return SkipReason(halted)
     queued = queued_runs(instance)
     runs = runs_allowed(queued, stream.max_queued_runs, stream.max_runs_per_tick)
     if runs == 0:
         return SkipReason(backpressure_reason(queued, stream.max_queued_runs))
-    cards = cards_needing_work(url, runs * stream.batch_size, busy_card_ids(instance, url))
+    busy = busy_card_ids(instance, engine)
+    with engine.connect() as conn:
+        cards = cards_needing_work(conn, runs * stream.batch_size, busy)
     if not cards:
         return SkipReason("no card needs work outside the running and queued batches")
     return SensorResult(run_requests=stream_requests(cards, stream.batch_size))
@@ -98,7 +102,7 @@ def build_card_stream(interval_seconds: int = Settings.stream_interval_seconds) 
     def card_stream(
         context: SensorEvaluationContext, database: AppDatabase, stream: StreamControl
     ) -> SensorResult | SkipReason:
-        return evaluate_stream(context.instance, database.url, stream, log=context.log.warning)
+        return evaluate_stream(context.instance, database.engine, stream, log=context.log.warning)
 
     return card_stream
 

@@ -40,7 +40,7 @@ def record_run_failures(context: RunFailureSensorContext, database: AppDatabase)
         return None
     outcome = classify_failure(context.failure_event)
     try:
-        trip_id = record_failure(database.url, run.run_id, dict(run.run_config or {}), outcome, run.job_name)
+        trip_id = record_failure(database.engine, run.run_id, dict(run.run_config or {}), outcome, run.job_name)
     except (OperationalError, InterfaceError) as err:
         raise FailureNotRecorded(
             f"could not record the failure of run {run.run_id} ({type(err).__name__}); retrying next tick"

@@ -40,6 +40,7 @@ from dagster import (
     schedule,
     sensor,
 )
+from sqlalchemy import Engine
 
 from stage_e_dagster.control.run_queue import ACTIVE_STATUSES
 from stage_e_dagster.db.intake.sources import SourceRow, list_sources
@@ -120,11 +121,12 @@ def sync_running(instance: DagsterInstance) -> bool:
     return instance.get_runs_count(RunsFilter(job_name=SYNC_SOURCES, statuses=ACTIVE_STATUSES)) > 0
 
 
-def evaluate_inbox(instance: DagsterInstance, url: str, cursor: str | None, now: float | None = None,
+def evaluate_inbox(instance: DagsterInstance, engine: Engine, cursor: str | None, now: float | None = None,
                    list_dir: Callable[[Path], Listing | None] = list_images,
                    log: Callable[[str], None] = lambda message: None) -> SensorResult | SkipReason:
     """One `source_inbox` tick."""
-    sources = [s for s in list_sources(url) if s.kind == "directory"]
+    with engine.connect() as conn:
+        sources = [s for s in list_sources(conn) if s.kind == "directory"]
     if not sources:
         return SkipReason("no source registered (stage-e sources add DIR --key K)")
     tick = compare_listings(sources, list_dir)
@@ -148,7 +150,7 @@ def build_source_inbox(interval_seconds: int = Settings.inbox_interval_seconds) 
         description="Requests a quick sync of the source directories whose files appeared, changed or vanished.",
     )
     def source_inbox(context: SensorEvaluationContext, database: AppDatabase) -> SensorResult | SkipReason:
-        return evaluate_inbox(context.instance, database.url, context.cursor, log=context.log.info)
+        return evaluate_inbox(context.instance, database.engine, context.cursor, log=context.log.info)
 
     return source_inbox
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from sqlalchemy import Engine
+
 from stage_e_dagster.db.judgement import evidence_store
 from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.domain.stage_c import StageCCounters, extractors_needed
@@ -16,7 +18,7 @@ from stage_e_dagster.workers.ocr_pool import PoolSettings, Task
 
 
 def run_stage_c(
-    url: str,
+    engine: Engine,
     card_ids: Sequence[int],
     run_id: str | None,
     settings: PoolSettings,
@@ -33,7 +35,9 @@ def run_stage_c(
     started = time.perf_counter()
     counters = StageCCounters(cards_in=len(card_ids), workers_cap=settings.workers)
     tasks: list[Task] = []
-    for work in evidence_store.load_batch(url, card_ids):
+    with engine.connect() as conn:
+        batch = evidence_store.load_batch(conn, card_ids)
+    for work in batch:
         needed = extractors_needed(work, force)
         if work.missing:
             counters.missing += 1
@@ -56,8 +60,9 @@ def run_stage_c(
                 log(f"load governor: {step.workers} OCR worker(s) from now on ({step.reason})")
             return governor.workers
 
-    catalog = evidence_store.read_catalog(url)
-    errors = extract_once_per_content(url, tasks, run_id, settings, catalog, counters, force=force, on_tick=on_tick,
+    with engine.connect() as conn:
+        catalog = evidence_store.read_catalog(conn)
+    errors = extract_once_per_content(engine, tasks, run_id, settings, catalog, counters, force=force, on_tick=on_tick,
                                       copy_wait_seconds=copy_wait_seconds, wanted=wanted)
     for error in errors:
         log(error)

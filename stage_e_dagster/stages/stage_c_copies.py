@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
+from sqlalchemy import Engine
+
 from stage_e_dagster.db.judgement import evidence_store
 from stage_e_dagster.db.judgement.identity_groups import ContentLocks, carry_evidence, carry_skips, settled
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
@@ -34,13 +36,16 @@ COPY_WAIT_SECONDS = 120.0
 later (the card stays owed to Stage C; the sweep takes it)."""
 
 
-def _carry(url: str, card_ids: Collection[int], run_id: str | None, counters: StageCCounters) -> set[int]:
+def _carry(engine: Engine, card_ids: Collection[int], run_id: str | None, counters: StageCCounters) -> set[int]:
     """Serve the cards from a copy's evidence, else a copy's pixel skip; returns the cards served, and those a
-    concurrent batch served meanwhile (counted current)."""
-    served = carry_evidence(url, card_ids, run_id, EXTRACTOR_VERSIONS)
-    served |= carry_skips(url, set(card_ids) - served, run_id)
+    concurrent batch served meanwhile (counted current). Each step is its own transaction."""
+    with engine.begin() as conn:
+        served = carry_evidence(conn, card_ids, run_id, EXTRACTOR_VERSIONS)
+    with engine.begin() as conn:
+        served |= carry_skips(conn, set(card_ids) - served, run_id)
     counters.copies_carried += len(served)
-    done = settled(url, set(card_ids) - served)
+    with engine.connect() as conn:
+        done = settled(conn, set(card_ids) - served)
     counters.current += len(done)
     return served | done
 
@@ -48,9 +53,9 @@ def _carry(url: str, card_ids: Collection[int], run_id: str | None, counters: St
 class _Batch:
     """One batch's copy-aware extraction: what is still pending, the current round's groups, and the locks."""
 
-    def __init__(self, url: str, tasks: Sequence[Task], run_id: str | None, counters: StageCCounters,
+    def __init__(self, engine: Engine, tasks: Sequence[Task], run_id: str | None, counters: StageCCounters,
                  locks: ContentLocks, force: bool) -> None:
-        self.url, self.run_id, self.counters, self.locks, self.force = url, run_id, counters, locks, force
+        self.engine, self.run_id, self.counters, self.locks, self.force = engine, run_id, counters, locks, force
         self.by_card = {task.card_id: task for task in tasks}
         self.hashes = {task.card_id: task.content_sha256 for task in tasks}
         self.pending = set(self.by_card)
@@ -58,7 +63,7 @@ class _Batch:
 
     def carry(self, card_ids: Collection[int]) -> None:
         if not self.force:
-            self.pending -= _carry(self.url, card_ids, self.run_id, self.counters)
+            self.pending -= _carry(self.engine, card_ids, self.run_id, self.counters)
 
     def lock_round(self) -> set[str]:
         """Group what is pending, take the free hash locks, carry what a copy already has; the hashes to extract."""
@@ -73,30 +78,35 @@ class _Batch:
         return held
 
     def store(self, result: TaskResult) -> None:
-        """Store a leader's result, carry it to its copies in this batch, release its hash."""
+        """Store a leader's result, carry it to its copies in this batch, release its hash (the result and its carry
+        are each a transaction of their own)."""
         sha = self.hashes[result.card_id]
         self.counters.worker_seconds += result.seconds
         followers = [c for c in self.groups[sha] if c != result.card_id]
         self.pending.discard(result.card_id)
         if isinstance(result.outcome, EvidenceSkip):
             self.counters.skipped[result.outcome.reason] += 1
-            evidence_store.log_skip(self.url, result.card_id, sha, result.outcome, self.run_id)
+            with self.engine.begin() as conn:
+                evidence_store.log_skip(conn, result.card_id, sha, result.outcome, self.run_id)
             if result.outcome.reason not in FILE_SKIPS:  # else the next copy leads next round
-                self.counters.copies_carried += len(carry_skips(self.url, followers, self.run_id))
+                with self.engine.begin() as conn:
+                    self.counters.copies_carried += len(carry_skips(conn, followers, self.run_id))
                 self.pending.difference_update(followers)
         else:
-            evidence_store.save_evidence(self.url, result.card_id, sha, result.outcome, self.run_id)
+            with self.engine.begin() as conn:
+                evidence_store.save_evidence(conn, result.card_id, sha, result.outcome, self.run_id)
             self.counters.extracted += 1
             self.counters.carried_forward += len(result.outcome.extractor_versions) < len(EXTRACTOR_VERSIONS)
-            carried = carry_evidence(self.url, followers, self.run_id, EXTRACTOR_VERSIONS, donor=result.card_id,
-                                     overwrite=self.force)
+            with self.engine.begin() as conn:
+                carried = carry_evidence(conn, followers, self.run_id, EXTRACTOR_VERSIONS, donor=result.card_id,
+                                         overwrite=self.force)
             self.counters.copies_carried += len(carried)
             self.pending.difference_update(followers)
         self.locks.release(sha)
 
 
 def extract_once_per_content(
-    url: str,
+    engine: Engine,
     tasks: Sequence[Task],
     run_id: str | None,
     settings: PoolSettings,
@@ -112,8 +122,8 @@ def extract_once_per_content(
     the worker pool's errors. `force` re-extracts even where a copy has current evidence; `wanted` is the load
     governor's worker count (see `workers.ocr_pool.run_pool`)."""
     errors: list[str] = []
-    with ContentLocks(url, settings.holder) as locks:
-        batch = _Batch(url, tasks, run_id, counters, locks, force)
+    with ContentLocks(engine, settings.holder) as locks:
+        batch = _Batch(engine, tasks, run_id, counters, locks, force)
         batch.carry(set(batch.pending))
         for _round in range(len(tasks) + 1):
             if not batch.pending:

@@ -13,9 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement.consensus_store import (
     ConsensusResult,
     check_policy,
@@ -71,7 +70,7 @@ def _process_chunk(
 
 
 def run_stage_d(
-    url: str,
+    engine: Engine,
     card_ids: Iterable[int],
     run_id: str | None,
     policy: str = "funnel",
@@ -89,7 +88,6 @@ def run_stage_d(
     check_policy(policy)
     started = time.perf_counter()
     ids = sorted({int(card_id) for card_id in card_ids})
-    engine = get_engine(url)
     totals = _Totals(outcomes={name: Counter() for name in outcome_names(registry)})
     if ids:
         with engine.connect() as conn:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from stage_e_dagster.db.core.engine import get_engine
+from sqlalchemy import Engine
+
 from stage_e_dagster.db.judgement.consensus_store import state_counts
 from stage_e_dagster.db.runs import ledger
 
@@ -23,12 +24,14 @@ class StageEOutcome:
     closed: bool  # False: the row was missing or already closed (left as it was)
 
 
-def run_stage_e(url: str, run_id: str, card_ids: Sequence[int]) -> StageEOutcome:
-    """Count the batch's consensus states and close its ledger row `completed` with them."""
-    with get_engine(url).connect() as conn:
+def run_stage_e(engine: Engine, run_id: str, card_ids: Sequence[int]) -> StageEOutcome:
+    """Count the batch's consensus states and close its ledger row `completed` with them (the close, and the
+    deferral of any card still owed work, is one transaction)."""
+    with engine.connect() as conn:
         counters: dict[str, Any] = state_counts(conn, card_ids)
-    row = ledger.get(url, run_id)
+        row = ledger.get(conn, run_id)
     elapsed = (datetime.now(UTC) - row.started_at).total_seconds() if row else None
     counters["elapsed_seconds"] = round(elapsed, 3) if elapsed is not None else None
-    closed = ledger.close(url, run_id, "completed", {"stage_e": counters})
+    with engine.begin() as conn:
+        closed = ledger.close(conn, run_id, "completed", {"stage_e": counters})
     return StageEOutcome(counters, closed)

@@ -52,8 +52,8 @@ def seed_corpus(url: str, root: Path, scenarios: tuple[str, ...] = ("clean", "no
     given ground-truth evidence, and run through Stage D."""
     catalog = generate_catalog(40, seed)
     write_catalog(root / "catalog.json", catalog)
-    import_catalog(url, root / "catalog.json")
-    with session_scope(url) as s:  # a reference symbol hash per set, as `catalog import --symbols` stores
+    import_catalog(get_engine(url), root / "catalog.json")
+    with session_scope(get_engine(url)) as s:  # a reference symbol hash per set, as `catalog import --symbols` stores
         for code in s.scalars(select(Expansion.code).order_by(Expansion.code)).all():
             s.execute(update(Expansion).where(Expansion.code == code).values(
                 symbol_phash=random.Random(code).getrandbits(64) - (1 << 63)))
@@ -63,9 +63,9 @@ def seed_corpus(url: str, root: Path, scenarios: tuple[str, ...] = ("clean", "no
     scans.mkdir(parents=True, exist_ok=True)
     for index, card in enumerate(picks):
         render_scan(card, long_side=700).save(scans / f"{front_name(card)} ({index}).png")
-    ingest_directory(url, scans, "test")
+    ingest_directory(get_engine(url), scans, "test")
     ids, symbols, rng = printing_ids(url), symbol_hashes(url), random.Random(seed)
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         by_identifier = dict(s.execute(select(Card.identifier, Card.id)).all())
         shas = dict(s.execute(select(Card.id, Card.content_sha256)).all())
     seeded, evidence = [], {}
@@ -75,16 +75,17 @@ def seed_corpus(url: str, root: Path, scenarios: tuple[str, ...] = ("clean", "no
         if fields is not None:
             evidence[card_id] = fields
         else:  # Stage C could not read it
-            log_skip(url, card_id, shas[card_id], EvidenceSkip("unreadable-image"), "seed-run")
+            with get_engine(url).begin() as conn:
+                log_skip(conn, card_id, shas[card_id], EvidenceSkip("unreadable-image"), "seed-run")
         seeded.append(Scan(card_id, ids[card["id"]], card["id"], front_name(card), scenario))
     add_evidence_rows(url, evidence)
-    run_stage_d(url, [s.card_id for s in seeded], "seed-run")
+    run_stage_d(get_engine(url), [s.card_id for s in seeded], "seed-run")
     return seeded
 
 
 def human_votes(url: str, card_id: int | None = None) -> list[tuple[int, str, str, int | None, bool]]:
     """Every human vote (card, voter, source, printing, no-match), optionally of one card."""
-    with session_scope(url) as s:
+    with session_scope(get_engine(url)) as s:
         query = select(CardPrintingTag.card_id, CardPrintingTag.anonymous_id, CardPrintingTag.source,
                        CardPrintingTag.printing_id, CardPrintingTag.is_no_match).where(CardPrintingTag.source != "ocr")
         if card_id is not None:
@@ -109,7 +110,7 @@ def free_port() -> int:
 def serve(url: str, **options) -> Iterator[str]:
     """The review app for `url` on a live loopback server; yields its base URL."""
     port = free_port()
-    config = ReviewConfig(database_url=url, port=port, **options)
+    config = ReviewConfig(engine=get_engine(url), port=port, **options)
     server = uvicorn.Server(uvicorn.Config(build_app(config), host="127.0.0.1", port=port, log_level="warning",
                                            lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -41,7 +41,8 @@ def _view(url, card_id):
 def _vote(url, card_id, user, scryfall_id=None, *, version=None, admin=False, no_match=False):
     source = "admin" if admin else "user"
     check = page_vote_check(card_id, user, version or _view(url, card_id).version, source)
-    return cast_human_vote(url, card_id, user, scryfall_id=scryfall_id, no_match=no_match, admin=admin, check=check)
+    return cast_human_vote(get_engine(url), card_id, user, scryfall_id=scryfall_id, no_match=no_match, admin=admin,
+                           check=check)
 
 
 def test_the_queue_holds_every_card_awaiting_a_person_and_each_reviewer_sees_what_they_have_not_voted_on(
@@ -90,23 +91,23 @@ def test_the_card_view_puts_the_machines_pick_on_key_1_and_shows_the_evidence(re
 
 def test_two_reviewers_are_handed_different_cards_and_an_abandoned_claim_expires(review_db, corpus):
     ids = [scan.card_id for scan in corpus]
-    alice = claim_next(review_db, "alice", 60)
-    bob = claim_next(review_db, "bob", 60)
+    alice = claim_next(get_engine(review_db), "alice", 60)
+    bob = claim_next(get_engine(review_db), "bob", 60)
     assert (alice.card_id, alice.then, bob.card_id) == (ids[0], ids[1], ids[1])
     with get_engine(review_db).connect() as conn:
         assert queue_counts(conn, "carol").open_by_others == 2 and queue_counts(conn, "alice").open_by_others == 1
-    assert claim_next(review_db, "alice", 60).card_id == ids[0]  # reloading keeps your card
-    assert claim_next(review_db, "alice", 60, exclude=[ids[0]]).card_id == ids[2]  # a skip moves on
+    assert claim_next(get_engine(review_db), "alice", 60).card_id == ids[0]  # reloading keeps your card
+    assert claim_next(get_engine(review_db), "alice", 60, exclude=[ids[0]]).card_id == ids[2]  # a skip moves on
     _sql(review_db, "UPDATE review_claim SET expires_at = now() - interval '1 second' WHERE reviewer = 'alice'")
-    assert claim_next(review_db, "carol", 60).card_id == ids[0]  # alice's expired claim is free again
+    assert claim_next(get_engine(review_db), "carol", 60).card_id == ids[0]  # alice's expired claim is free again
     with get_engine(review_db).begin() as conn:
         release(conn, ids[1], "alice")  # someone else's claim is not yours to release
-    assert claim_next(review_db, "dave", 60).card_id == ids[2]
+    assert claim_next(get_engine(review_db), "dave", 60).card_id == ids[2]
     with get_engine(review_db).begin() as conn:
         release(conn, ids[1], "bob")
-    assert claim_next(review_db, "erin", 60).card_id == ids[1]
-    assert claim_next(review_db, "frank", 60).card_id == ids[3]
-    assert claim_next(review_db, "gina", 60).card_id is None  # everything is open by someone
+    assert claim_next(get_engine(review_db), "erin", 60).card_id == ids[1]
+    assert claim_next(get_engine(review_db), "frank", 60).card_id == ids[3]
+    assert claim_next(get_engine(review_db), "gina", 60).card_id is None  # everything is open by someone
 
 
 def test_reviewers_claiming_at_the_same_moment_never_share_a_card(review_db, corpus):
@@ -116,7 +117,7 @@ def test_reviewers_claiming_at_the_same_moment_never_share_a_card(review_db, cor
 
         def take(name: str, barrier: threading.Barrier = barrier, got: dict = got) -> None:
             barrier.wait()
-            got[name] = claim_next(review_db, name, 60).card_id
+            got[name] = claim_next(get_engine(review_db), name, 60).card_id
 
         threads = [threading.Thread(target=take, args=(f"r{round_}-{i}",)) for i in range(len(corpus))]
         for thread in threads:
@@ -136,7 +137,8 @@ def test_the_vote_check_refuses_stale_or_foreign_votes_and_lets_a_repeat_through
     assert human_votes(review_db) == []
 
     _vote(review_db, first.card_id, "alice", first.truth_scryfall, version=seen)
-    cast_human_vote(review_db, first.card_id, "root", scryfall_id=first.truth_scryfall, admin=True)  # `stage-e vote`
+    # `stage-e vote`
+    cast_human_vote(get_engine(review_db), first.card_id, "root", scryfall_id=first.truth_scryfall, admin=True)
     assert card_state(review_db, first.card_id) == ("resolved", first.truth)
     with pytest.raises(StaleEntry, match="no longer awaits review: it is resolved"):
         _vote(review_db, first.card_id, "bob", first.truth_scryfall, version=seen)
@@ -146,7 +148,7 @@ def test_the_vote_check_refuses_stale_or_foreign_votes_and_lets_a_repeat_through
 
     before = _view(review_db, routed.card_id).version
     add_evidence(review_db, routed.card_id, collector_raw="~", border_color="black")  # Stage C read it after all
-    run_stage_d(review_db, [routed.card_id], "rerun")
+    run_stage_d(get_engine(review_db), [routed.card_id], "rerun")
     assert _view(review_db, routed.card_id).version != before
     with pytest.raises(StaleEntry, match="changed since you opened it"):
         _vote(review_db, routed.card_id, "bob", routed.truth_scryfall, version=before)

@@ -11,6 +11,9 @@ how far it got (everything before that point is committed).
 A batch that adds or changes printings re-opens, for Stage D only and in the same transaction, the cards whose
 candidate set it changed (`catalog_reopen`); a record equal to what is stored changes nothing, so re-importing the
 same file re-opens nothing.
+
+`import_catalog` and `store_symbol_hashes` take an engine: they commit batch by batch (a file is imported up to the
+point it broke), and `store_printed_totals` runs in the caller's transaction.
 """
 
 from __future__ import annotations
@@ -21,11 +24,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import ijson
-from sqlalchemy import Connection, func, or_, select, update
+from sqlalchemy import Connection, Engine, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from stage_e_dagster.db.catalog.reopen import cards_to_reopen, reopen_for_stage_d
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.core.models import Expansion, Printing
 from stage_e_dagster.db.judgement.consensus_store import in_transaction
 from stage_e_dagster.domain.scryfall import MalformedCard, PrintingRecord, parse_card
@@ -84,7 +86,7 @@ class ImportSummary:
 
 
 def import_catalog(
-    url: str,
+    engine: Engine,
     path: Path,
     *,
     on_progress: Callable[[int], None] | None = None,
@@ -92,7 +94,6 @@ def import_catalog(
 ) -> ImportSummary:
     """Import `path`, calling `on_progress(bytes_read)` per batch and `on_malformed(index, why)` per bad record."""
     summary = ImportSummary()
-    engine = get_engine(url)
     batch: list[PrintingRecord] = []
     index = -1
     with open(path, "rb") as handle:
@@ -187,7 +188,7 @@ def _check_is_array(path: Path) -> None:
         raise CatalogFileError(f"{path} is not a JSON array of card objects")
 
 
-def _flush(engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
+def _flush(engine: Engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
     if not batch:
         return
     unique = {record.scryfall_id: record for record in batch}
@@ -238,13 +239,12 @@ def _flush(engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
     summary.set_codes.update(expansions)
 
 
-def store_symbol_hashes(url: str, symbols_dir: Path, summary: ImportSummary) -> None:
-    """Store each `<set code>.png` symbol's canonical phash on its expansion."""
+def store_symbol_hashes(engine: Engine, symbols_dir: Path, summary: ImportSummary) -> None:
+    """Store each `<set code>.png` symbol's canonical phash on its expansion, one transaction per symbol."""
     from PIL import Image, UnidentifiedImageError
 
     from stage_e_dagster.domain.evidence.hashing import symbol_phash
 
-    engine = get_engine(url)
     for png in sorted(symbols_dir.glob("*.png")):
         code = png.stem.lower()
         try:
@@ -261,7 +261,7 @@ def store_symbol_hashes(url: str, symbols_dir: Path, summary: ImportSummary) -> 
             summary.symbols_unknown_set.append(code)
 
 
-def store_printed_totals(url: str, sets_path: Path, summary: ImportSummary) -> None:
+def store_printed_totals(conn: Connection, sets_path: Path, summary: ImportSummary) -> None:
     """Store each set's `printed_size` from a Scryfall sets file (the `/sets` list object, or a JSON array of set
     objects) on its expansion, as `printed_total`; a set with no printed size is left as it is. Sets that name no
     imported expansion are listed in `summary.totals_unknown_set`."""
@@ -279,10 +279,9 @@ def store_printed_totals(url: str, sets_path: Path, summary: ImportSummary) -> N
     totals = {str(item["code"]).lower(): item["printed_size"] for item in sets
               if isinstance(item, dict) and isinstance(item.get("code"), str)
               and isinstance(item.get("printed_size"), int) and item["printed_size"] > 0}
-    with get_engine(url).begin() as conn:
-        for code, total in sorted(totals.items()):
-            result = conn.execute(update(Expansion).where(Expansion.code == code).values(printed_total=total))
-            if result.rowcount:
-                summary.totals_stored += 1
-            else:
-                summary.totals_unknown_set.append(code)
+    for code, total in sorted(totals.items()):
+        result = conn.execute(update(Expansion).where(Expansion.code == code).values(printed_total=total))
+        if result.rowcount:
+            summary.totals_stored += 1
+        else:
+            summary.totals_unknown_set.append(code)

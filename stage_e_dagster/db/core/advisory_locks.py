@@ -5,6 +5,10 @@ and silently drop the lock). The server releases a session's locks when the sess
 as long as the process holding its connection. The connection runs no query while it holds locks (a session
 inside a query is not ended by its client's death until the query finishes). TCP keepalives on both ends end the
 session of a vanished host within about 25 s.
+
+A lock connection is therefore opened from a URL turned into a libpq DSN (an engine's `url`, or the URL a worker
+process receives across the process boundary), never checked out of an engine: with `db.slots` and
+`db.judgement.identity_groups.ContentLocks`, this is where `db/` takes a URL, by design.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 import psycopg2
 import psycopg2.extensions
+from sqlalchemy.engine import URL
 
 from stage_e_dagster.db.core.urls import libpq_dsn
 
@@ -34,7 +39,7 @@ class LockUrlError(ValueError):
     """The database URL does not parse as a Postgres URL (the message never repeats it)."""
 
 
-def lock_connection_params(url: str, application_name: str, connect_timeout: int) -> dict[str, Any]:
+def lock_connection_params(url: str | URL, application_name: str, connect_timeout: int) -> dict[str, Any]:
     """libpq parameters of a lock connection: keepalives both ways, no idle timeouts, a named session."""
     try:
         params: dict[str, Any] = psycopg2.extensions.parse_dsn(libpq_dsn(url))

@@ -1,5 +1,8 @@
 """Engines and sessions for the application database, one engine per URL per process.
 
+`get_engine` is called at the edges only (the `AppDatabase` resource, the CLI's `commands.app_engine`, the test kit):
+everything below them takes the engine, or a connection opened from it.
+
 An engine never changes the schema: migrating is an explicit step (`db.core.migrate.upgrade`), which the CLI and the
 tests take before they use a database.
 
@@ -51,8 +54,8 @@ def _checked_out(dbapi_conn: Any, record: Any, proxy: Any) -> None:
 
 
 @contextmanager
-def session_scope(url: str) -> Iterator[Session]:
-    """A session that commits on success and rolls back on error."""
-    factory = sessionmaker(get_engine(url), expire_on_commit=False)
+def session_scope(engine: Engine) -> Iterator[Session]:
+    """A session on `engine` that commits on success and rolls back on error."""
+    factory = sessionmaker(engine, expire_on_commit=False)
     with factory() as session, session.begin():
         yield session

@@ -1,5 +1,9 @@
 """The schema: apply the Alembic migrations and the code's work rules (an explicit step), and check a database is
-ready before use."""
+ready before use.
+
+This is the schema edge, so it takes a URL: Alembic is configured with one, and each call works on a one-off
+NullPool engine of its own (so no pooled session outlives an upgrade or holds its locks).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,10 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, pool, text
+from sqlalchemy import Engine, create_engine, pool, text
 from sqlalchemy.exc import InterfaceError, OperationalError, ProgrammingError
+
+from stage_e_dagster.db.core.urls import normalise_url
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Serialises concurrent upgrades (a CLI and a Dagster step starting at once) on one database.
@@ -30,19 +36,19 @@ def alembic_config(url: str) -> Config:
 def upgrade(url: str, revision: str = "head") -> None:
     """Upgrade the database at `url` to `revision` (holding an advisory lock so concurrent callers queue); at head,
     also store this code's work rules (`db.work.work_rule.sync`), recomputing every card's work if they changed."""
-    engine = create_engine(url, poolclass=pool.NullPool)
+    engine = create_engine(normalise_url(url), poolclass=pool.NullPool)
     try:
         with engine.begin() as conn:
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
             config = alembic_config(url)
             config.attributes["connection"] = conn
             command.upgrade(config, revision)
+        if revision == "head":
+            from stage_e_dagster.db.work import work_rule
+
+            work_rule.sync(engine)
     finally:
         engine.dispose()
-    if revision == "head":
-        from stage_e_dagster.db.work import work_rule
-
-        work_rule.sync(url)
 
 
 def head_revision() -> str:
@@ -61,16 +67,24 @@ def require_head(url: str) -> None:
     that needs it reports that."""
     if url in _current:
         return
-    engine = create_engine(url, poolclass=pool.NullPool)
+    engine = create_engine(normalise_url(url), poolclass=pool.NullPool)
+    try:
+        judged = _require_head(engine)
+    finally:
+        engine.dispose()
+    if judged:
+        _current.add(url)
+
+
+def _require_head(engine: Engine) -> bool:
+    """`require_head` on `engine`; False when the database cannot be reached (nothing judged)."""
     try:
         with engine.connect() as conn:
             current = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     except ProgrammingError:
         current = None
     except (OperationalError, InterfaceError):
-        return
-    finally:
-        engine.dispose()
+        return False
     if current != head_revision():
         raise SchemaNotCurrent(
             f"the application database is at schema revision {current or 'none'}, not {head_revision()}: "
@@ -78,9 +92,10 @@ def require_head(url: str) -> None:
         )
     from stage_e_dagster.db.work import work_rule
 
-    if not work_rule.is_current(url):
-        raise SchemaNotCurrent(
-            "the application database's work rules (extractor versions, calculators) are not this code's: "
-            "run `stage-e db upgrade` once this version is deployed everywhere"
-        )
-    _current.add(url)
+    with engine.connect() as conn:
+        if not work_rule.is_current(conn):
+            raise SchemaNotCurrent(
+                "the application database's work rules (extractor versions, calculators) are not this code's: "
+                "run `stage-e db upgrade` once this version is deployed everywhere"
+            )
+    return True

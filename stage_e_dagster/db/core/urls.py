@@ -1,8 +1,15 @@
-"""URL helpers for the application database: the driver SQLAlchemy must use, a printable form, the libpq form."""
+"""URL helpers for the application database: the driver SQLAlchemy must use, a printable form, the libpq form.
+
+These are the URL edge's tools: the commands, the resources and the test kit resolve a URL into an engine once
+(`db.core.engine.get_engine`), and the dedicated advisory-lock connections turn an engine's URL into a libpq DSN.
+They take a URL, string or `sqlalchemy.URL`, by nature.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy.engine import make_url
+from urllib.parse import unquote_plus
+
+from sqlalchemy.engine import URL, make_url
 
 
 def normalise_url(url: str) -> str:
@@ -13,15 +20,20 @@ def normalise_url(url: str) -> str:
     return parsed.set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
 
 
-def redact(url: str) -> str:
-    """A URL safe to print: the password hidden."""
+def redact(url: str | URL) -> str:
+    """A URL safe to print: the password hidden (an engine's URL is shown as it is written, not percent-encoded)."""
     parsed = make_url(url)
-    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
+    if parsed.password is not None:
+        return parsed.render_as_string(hide_password=True)
+    if isinstance(url, str):
+        return url
+    base, _, query = parsed.render_as_string(hide_password=False).partition("?")
+    return f"{base}?{unquote_plus(query)}" if query else base
 
 
-def libpq_dsn(url: str) -> str:
-    """The libpq form of a SQLAlchemy URL, for dedicated psycopg2 connections."""
-    parsed = make_url(normalise_url(url))
+def libpq_dsn(url: str | URL) -> str:
+    """The libpq form of a SQLAlchemy URL (an engine's `url` too), for dedicated psycopg2 connections."""
+    parsed = make_url(url)
     parts = {"dbname": parsed.database, "user": parsed.username, "password": parsed.password,
              "host": parsed.host or parsed.query.get("host"), "port": parsed.port}
     for key, value in parsed.query.items():

@@ -6,6 +6,9 @@ both older than that is counted unchanged without being read. The inode-change t
 with an old modification time (as `cp -p` or `mv` leave it), since nobody can set it back. Sources synced by event
 pass the previous sync's start (`db.intake.sources`), so a sync reads the files that appeared or changed since, not the
 whole directory.
+
+`ingest_directory` takes an engine: it commits batch by batch on one connection of its own (which holds its temp
+table), so a long ingest keeps what it did; `ensure_source` runs in the caller's transaction.
 """
 
 from __future__ import annotations
@@ -16,12 +19,11 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import Connection, func, text, update
+from sqlalchemy import Connection, Engine, func, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 
 from stage_e_dagster.db.core.arrays import text_array
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.core.models import Card, Source
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
@@ -48,15 +50,15 @@ class IngestSummary:
         )
 
 
-def ensure_source(url: str, key: str, location: Path) -> int:
-    with get_engine(url).begin() as conn:
-        stmt = insert(Source).values(key=key, kind="directory", location=str(location))
-        stmt = stmt.on_conflict_do_update(index_elements=[Source.key], set_={"location": stmt.excluded.location})
-        return conn.execute(stmt.returning(Source.id)).scalar_one()
+def ensure_source(conn: Connection, key: str, location: Path) -> int:
+    """Register directory `location` as source `key` (moving the key there if it pointed elsewhere); its id."""
+    stmt = insert(Source).values(key=key, kind="directory", location=str(location))
+    stmt = stmt.on_conflict_do_update(index_elements=[Source.key], set_={"location": stmt.excluded.location})
+    return conn.execute(stmt.returning(Source.id)).scalar_one()
 
 
 def ingest_directory(
-    url: str,
+    engine: Engine,
     root: Path,
     source_key: str,
     *,
@@ -72,9 +74,10 @@ def ingest_directory(
     root = root.resolve()
     if not root.is_dir():
         raise NotADirectoryError(f"{root} is not a directory")
-    source_id = ensure_source(url, source_key, root)
+    with engine.begin() as conn:
+        source_id = ensure_source(conn, source_key, root)
     summary = IngestSummary()
-    with get_engine(url).connect() as conn:
+    with engine.connect() as conn:
         conn.execute(text(f"DROP TABLE IF EXISTS pg_temp.{_SEEN}"))
         conn.execute(text(f"CREATE TEMP TABLE {_SEEN} (identifier text PRIMARY KEY)"))
         conn.commit()

@@ -9,7 +9,11 @@ quick sync trusts the files that did not change since the previous sync started 
 `db.intake.ingest`); a full sync reads every file. A successful sync stores when it started and the digest of the
 listing it started from (`synced_listing`), which the `source_inbox` sensor compares with the directory's listing now. A
 directory that is missing or unreadable is reported `unavailable` and left alone: an unmounted disk must not mark every
-card of the source vanished."""
+card of the source vanished.
+
+`sync_source` takes an engine: it holds the source's lock on one connection while the ingest commits batch by batch
+on another. The other functions run in the caller's connection; `add_source` is one transaction.
+"""
 
 from __future__ import annotations
 
@@ -18,9 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import text
+from sqlalchemy import Connection, Engine, text
 
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.intake.ingest import IngestSummary, ensure_source, ingest_directory
 from stage_e_dagster.domain.scan_files import list_images
 
@@ -43,34 +46,30 @@ class SourceRow:
 _SELECT = "SELECT id, key, kind, location, created_at, synced_at, synced_listing FROM source"
 
 
-def list_sources(url: str, keys: Sequence[str] | None = None) -> list[SourceRow]:
+def list_sources(conn: Connection, keys: Sequence[str] | None = None) -> list[SourceRow]:
     """Registered sources (every one, or those named in `keys`), by key."""
     where = " WHERE key = ANY(CAST(:keys AS text[]))" if keys else ""
-    with get_engine(url).connect() as conn:
-        rows = conn.execute(text(f"{_SELECT}{where} ORDER BY key"), {"keys": list(keys or [])}).mappings().all()
+    rows = conn.execute(text(f"{_SELECT}{where} ORDER BY key"), {"keys": list(keys or [])}).mappings().all()
     return [SourceRow(**row) for row in rows]
 
 
-def card_counts(url: str) -> dict[str, tuple[int, int]]:
+def card_counts(conn: Connection) -> dict[str, tuple[int, int]]:
     """Per source key: (cards, of which missing from the directory)."""
     sql = ("SELECT s.key, count(c.id), count(c.missing_since) FROM source s LEFT JOIN card c ON c.source_id = s.id "
            "GROUP BY s.key")
-    with get_engine(url).connect() as conn:
-        return {key: (int(cards), int(missing)) for key, cards, missing in conn.execute(text(sql))}
+    return {key: (int(cards), int(missing)) for key, cards, missing in conn.execute(text(sql))}
 
 
-def add_source(url: str, key: str, directory: Path) -> tuple[SourceRow, str | None]:
+def add_source(conn: Connection, key: str, directory: Path) -> tuple[SourceRow, str | None]:
     """Register `directory` as source `key`; returns the row and the previous location when `key` pointed
     elsewhere (its files are then all read again at the next sync)."""
     location = str(directory.resolve())
-    before = list_sources(url, [key])
-    ensure_source(url, key, Path(location))
+    before = list_sources(conn, [key])
+    ensure_source(conn, key, Path(location))
     moved = before[0].location if before and before[0].location != location else None
     if moved is not None:
-        with get_engine(url).begin() as conn:
-            conn.execute(text("UPDATE source SET synced_at = NULL, synced_listing = NULL WHERE key = :key"),
-                         {"key": key})
-    return list_sources(url, [key])[0], moved
+        conn.execute(text("UPDATE source SET synced_at = NULL, synced_listing = NULL WHERE key = :key"), {"key": key})
+    return list_sources(conn, [key])[0], moved
 
 
 @dataclass
@@ -85,7 +84,7 @@ class SourceSync:
     seconds: float = 0.0
 
 
-def sync_source(url: str, source: SourceRow, *, full: bool = False,
+def sync_source(engine: Engine, source: SourceRow, *, full: bool = False,
                 on_file: Callable[[str], None] | None = None) -> SourceSync:
     """Bring `source`'s cards in line with its directory (see the module docstring); `on_file` per file seen."""
     started = datetime.now(UTC)  # before the listing: whatever changes after it is read by the next sync
@@ -96,15 +95,15 @@ def sync_source(url: str, source: SourceRow, *, full: bool = False,
     trust_before = None
     if not full and source.synced_at is not None:
         trust_before = source.synced_at.timestamp() - TRUST_MARGIN_SECONDS
-    with get_engine(url).connect() as lock:
+    with engine.connect() as lock:
         lock.execute(text("SELECT pg_advisory_lock(:ns, :id)"), {"ns": SOURCE_LOCK_NAMESPACE, "id": source.id})
         lock.commit()
         try:
             try:
-                summary = ingest_directory(url, root, source.key, on_file=on_file, trust_before=trust_before)
+                summary = ingest_directory(engine, root, source.key, on_file=on_file, trust_before=trust_before)
             except (NotADirectoryError, PermissionError, FileNotFoundError):
                 return SourceSync(source.key, source.location, "unavailable", full)
-            with get_engine(url).begin() as conn:
+            with engine.begin() as conn:
                 conn.execute(text("UPDATE source SET synced_at = :at, synced_listing = :listing WHERE id = :id"),
                              {"at": started, "listing": listing.digest, "id": source.id})
         finally:

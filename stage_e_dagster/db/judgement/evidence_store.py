@@ -1,4 +1,8 @@
-"""Stage C storage: what a batch's cards need, evidence upserts with carry-forward, and named skips."""
+"""Stage C storage: what a batch's cards need, evidence upserts with carry-forward, and named skips.
+
+Every function runs in the caller's connection; Stage C stores each card's result in a small transaction of its own
+(`with engine.begin() as conn:`), so a crash loses only the cards in flight.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,6 @@ from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from stage_e_dagster.db.core.arrays import int_array, text_array
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.core.models import CardScanLog, Expansion, ImageEvidence
 from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
@@ -34,10 +37,9 @@ _BATCH_SQL = text(
 )
 
 
-def load_batch(url: str, card_ids: Sequence[int]) -> list[CardWork]:
+def load_batch(conn: Connection, card_ids: Sequence[int]) -> list[CardWork]:
     """The batch's cards with what is stored for their current bytes; unknown ids are simply absent."""
-    with get_engine(url).connect() as conn:
-        rows = conn.execute(_BATCH_SQL, {"ids": list(card_ids), "stage_c": STAGE_C_ID}).all()
+    rows = conn.execute(_BATCH_SQL, {"ids": list(card_ids), "stage_c": STAGE_C_ID}).all()
     return [
         CardWork(
             card_id=row.id,
@@ -59,19 +61,18 @@ _CODELESS = text(
 )
 
 
-def read_catalog(url: str) -> ReadCatalog:
+def read_catalog(conn: Connection) -> ReadCatalog:
     """What the collector reader may know of the catalogue: every printing's (name, set, number), every set code
     with its printed total where a sets file gave it, and the sets whose collector line prints no set code (by
     their printings' frames)."""
-    with get_engine(url).connect() as conn:
-        printings = [tuple(row) for row in conn.execute(_PRINTINGS)]
-        sets = conn.execute(select(Expansion.code, Expansion.printed_total)).all()
-        codeless = list(conn.execute(_CODELESS, {"frames": text_array(CODELESS_FRAMES)}).scalars())
+    printings = [tuple(row) for row in conn.execute(_PRINTINGS)]
+    sets = conn.execute(select(Expansion.code, Expansion.printed_total)).all()
+    codeless = list(conn.execute(_CODELESS, {"frames": text_array(CODELESS_FRAMES)}).scalars())
     totals = {code: total for code, total in sets if total}
     return ReadCatalog.build(printings, totals=totals, set_codes=[code for code, _ in sets], codeless=codeless)
 
 
-def save_evidence(url: str, card_id: int, content_sha256: str, evidence: Evidence, run_id: str | None) -> None:
+def save_evidence(conn: Connection, card_id: int, content_sha256: str, evidence: Evidence, run_id: str | None) -> None:
     """Upsert evidence for (card, bytes): computed columns overwrite, extractor versions merge."""
     computed = set(evidence.extractor_versions)
     columns = evidence_columns(evidence, computed)
@@ -90,8 +91,7 @@ def save_evidence(url: str, card_id: int, content_sha256: str, evidence: Evidenc
             "updated_at": func.now(),
         },
     )
-    with get_engine(url).begin() as conn:
-        conn.execute(stmt)
+    conn.execute(stmt)
 
 
 _MARK_DECIDED = text(
@@ -107,23 +107,22 @@ def mark_decided(conn: Connection, card_ids: Sequence[int], decided_by: str = DE
         conn.execute(_MARK_DECIDED, {"ids": int_array(card_ids), "decided_by": decided_by})
 
 
-def log_skip(url: str, card_id: int, content_sha256: str, skip: EvidenceSkip, run_id: str | None) -> bool:
+def log_skip(conn: Connection, card_id: int, content_sha256: str, skip: EvidenceSkip, run_id: str | None) -> bool:
     """Record a named Stage C skip for these bytes, once: False when the same skip is already logged."""
     detail: dict[str, Any] = {k: v if isinstance(v, int | float | str | bool) or v is None else str(v)
                               for k, v in skip.detail.items()}
-    with get_engine(url).begin() as conn:
-        exists = conn.execute(
-            select(CardScanLog.id).where(
-                CardScanLog.card_id == card_id, CardScanLog.anonymous_id == STAGE_C_ID,
-                CardScanLog.evidence_key == content_sha256, CardScanLog.skip_reason == skip.reason,
-            ).limit(1)
-        ).first()
-        if exists:
-            return False
-        conn.execute(
-            insert(CardScanLog).values(
-                card_id=card_id, anonymous_id=STAGE_C_ID, skip_reason=skip.reason, evidence_key=content_sha256,
-                run_id=run_id, detail=detail,
-            )
+    exists = conn.execute(
+        select(CardScanLog.id).where(
+            CardScanLog.card_id == card_id, CardScanLog.anonymous_id == STAGE_C_ID,
+            CardScanLog.evidence_key == content_sha256, CardScanLog.skip_reason == skip.reason,
+        ).limit(1)
+    ).first()
+    if exists:
+        return False
+    conn.execute(
+        insert(CardScanLog).values(
+            card_id=card_id, anonymous_id=STAGE_C_ID, skip_reason=skip.reason, evidence_key=content_sha256,
+            run_id=run_id, detail=detail,
         )
+    )
     return True

@@ -8,6 +8,9 @@ that is already current, so two batches carrying the same copy at once write it 
 `ContentLocks` keeps two batches from extracting the same bytes at once: a batch extracts a content hash only while
 it holds that hash's session advisory lock, on a dedicated connection (so a killed batch frees it at once). A batch
 that finds the lock taken waits for it and then carries what the holder stored.
+
+The carries and lookups run in the caller's connection (one transaction each). `ContentLocks` opens its dedicated
+lock connection from the engine's URL (`db.core.advisory_locks`): a pooled connection must never hold a session lock.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import json
 import time
 from collections.abc import Collection, Iterable, Mapping
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 
 from stage_e_dagster.db.core.advisory_locks import (
     Key,
@@ -27,7 +30,6 @@ from stage_e_dagster.db.core.advisory_locks import (
     unlock,
 )
 from stage_e_dagster.db.core.arrays import int_array, text_array
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.work.predicates import WORK_STAGE
 from stage_e_dagster.domain.stage_c import EXTRACTOR_FIELDS
 from stage_e_dagster.domain.work import FILE_SKIPS, STAGE_C_ID
@@ -91,7 +93,7 @@ _CARRY_SKIPS = text(
 )
 
 
-def carry_evidence(url: str, card_ids: Collection[int], run_id: str | None, versions: Mapping[str, str], *,
+def carry_evidence(conn: Connection, card_ids: Collection[int], run_id: str | None, versions: Mapping[str, str], *,
                    donor: int | None = None, overwrite: bool = False) -> set[int]:
     """Give each card without current evidence a carried copy of its bytes' evidence: from `donor`'s row when
     given, else from any current row of the same bytes. `overwrite` also replaces current rows (a forced
@@ -100,19 +102,17 @@ def carry_evidence(url: str, card_ids: Collection[int], run_id: str | None, vers
         return set()
     params = {"current_versions": json.dumps(dict(versions)), "cards": int_array(sorted(card_ids)),
               "run_id": run_id, "overwrite": overwrite, "donor": donor}
-    with get_engine(url).begin() as conn:
-        return set(conn.execute(_CARRY_FROM if donor is not None else _CARRY_ANY, params).scalars())
+    return set(conn.execute(_CARRY_FROM if donor is not None else _CARRY_ANY, params).scalars())
 
 
-def carry_skips(url: str, card_ids: Collection[int], run_id: str | None) -> set[int]:
+def carry_skips(conn: Connection, card_ids: Collection[int], run_id: str | None) -> set[int]:
     """Give each card without a Stage C skip for its bytes the skip Stage C logged for a copy's bytes (a file skip
     such as `file-missing` is about one copy's file, so it is never carried). Returns the cards logged."""
     if not card_ids:
         return set()
     params = {"cards": int_array(sorted(card_ids)), "run_id": run_id, "stage_c": STAGE_C_ID,
               "file_skips": text_array(FILE_SKIPS)}
-    with get_engine(url).begin() as conn:
-        return set(conn.execute(_CARRY_SKIPS, params).scalars())
+    return set(conn.execute(_CARRY_SKIPS, params).scalars())
 
 
 _SETTLED = text(
@@ -121,13 +121,12 @@ _SETTLED = text(
 )
 
 
-def settled(url: str, card_ids: Collection[int]) -> set[int]:
+def settled(conn: Connection, card_ids: Collection[int]) -> set[int]:
     """The cards that no longer need Stage C (current evidence or a skip for their bytes, e.g. written meanwhile by
     a concurrent batch)."""
     if not card_ids:
         return set()
-    with get_engine(url).connect() as conn:
-        return set(conn.execute(_SETTLED, {"cards": int_array(sorted(card_ids))}).scalars())
+    return set(conn.execute(_SETTLED, {"cards": int_array(sorted(card_ids))}).scalars())
 
 
 def content_key(content_sha256: str) -> Key:
@@ -140,8 +139,9 @@ class ContentLocks:
 
     POLL_SECONDS = 0.1
 
-    def __init__(self, url: str, holder: str, connect_timeout: int = 10) -> None:
-        self._conn = open_lock_connection(lock_connection_params(url, f"stage-e copies {holder}", connect_timeout))
+    def __init__(self, engine: Engine, holder: str, connect_timeout: int = 10) -> None:
+        params = lock_connection_params(engine.url, f"stage-e copies {holder}", connect_timeout)
+        self._conn = open_lock_connection(params)
         self._held: set[str] = set()
 
     def try_lock(self, hashes: Iterable[str]) -> set[str]:

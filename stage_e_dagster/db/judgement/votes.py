@@ -13,6 +13,9 @@ race is absorbed, never raised, and its group counts `already_voted` (and `race_
 Scan log rules: a `to-review` marker is inserted with `ON CONFLICT DO NOTHING` on `uq_scan_log_review_once`, so it
 is recorded once per (card, evidence version). Any other abstention is appended unless the latest log row of
 that (card, voter) already has the same skip reason and evidence key, so identical re-runs append nothing.
+
+The writers run in the caller's transaction. `cast_human_vote` takes an engine: it is one transaction that it retries
+from the start after a deadlock (`consensus_store.in_transaction`), which only the owner of the transaction can do.
 """
 
 from __future__ import annotations
@@ -22,10 +25,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 
 from stage_e_dagster.db.core.arrays import bool_array, float_array, int_array, text_array
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement.consensus_store import check_policy, in_transaction, lock_cards, recompute_consensus
 from stage_e_dagster.db.judgement.identity_groups import copies_of
 from stage_e_dagster.db.judgement.vote_archive import Removal, archive_votes
@@ -297,7 +299,7 @@ for (None for no-match); it raises `VoteError` to refuse the vote, and then noth
 
 
 def cast_human_vote(
-    url: str,
+    engine: Engine,
     card_id: int,
     user: str,
     *,
@@ -342,4 +344,4 @@ def cast_human_vote(
                                resolution.resolved_printing_id, resolution.reason,
                                tuple(copy for copy in group if copy != card_id))
 
-    return in_transaction(get_engine(url), work)
+    return in_transaction(engine, work)

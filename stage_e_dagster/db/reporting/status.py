@@ -7,6 +7,9 @@ Three counts read in proportion to the catalogue of scans: cards by state (one p
 vote" (one pass over the machine votes) and the review queue (every card ever routed to review, joined to `card`).
 At 1M cards they make the whole read take seconds, not milliseconds (docs/performance.md, "Scale"): fine for a
 command an operator runs, not for something polled every second.
+
+`pipeline_status` takes an engine: the counts are read on one of its connections, and the OCR slot holders on a
+dedicated connection to the engine's database (`db.slots.holders.list_slot_holders`).
 """
 
 from __future__ import annotations
@@ -15,9 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import Engine, text
 
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.review.queue import review_queue_size
 from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.db.slots.holders import SlotHolder, list_slot_holders
@@ -52,19 +54,22 @@ _FUNNEL = (
 )
 
 
-def pipeline_status(url: str, recent: int = 5) -> PipelineStatus:
-    with get_engine(url).connect() as conn:
+def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
+    with engine.connect() as conn:
         cards = dict(conn.execute(text(_CARDS)).all())
         batches = dict(conn.execute(text("SELECT status, count(*) FROM dispatch_ledger GROUP BY 1")).all())
         queue = review_queue_size(conn)
         funnel = conn.execute(text(_FUNNEL), {"machine": MACHINE_PREFIX + "%"}).one()._mapping
-    holders = list_slot_holders(url)
+        work = backlog(conn)
+        latest = ledger.recent(conn, recent)
+        open_trips = trips.open_trips(conn)
+    holders = list_slot_holders(engine.url)
     return PipelineStatus(
         cards={k: int(v) for k, v in cards.items()},
-        backlog=backlog(url),
+        backlog=work,
         batches={k: int(v) for k, v in batches.items()},
-        recent=ledger.recent(url, recent),
-        open_trips=trips.open_trips(url),
+        recent=latest,
+        open_trips=open_trips,
         review_queue=queue,
         slots_held=len(holders),
         funnel={k: int(v) for k, v in funnel.items()},

@@ -8,6 +8,9 @@ closed tab, a crashed browser) simply expires.
 The claim is one statement: an upsert on the card id that takes the row only when it is free, expired or already
 the reviewer's own. Two reviewers racing for the same card are ordered by Postgres on that row; the loser gets no
 row back and moves on to the next card.
+
+The claim statements run in the caller's transaction; `claim_next` takes an engine because it owns its transaction
+and retries it from the start after a deadlock (`in_transaction`).
 """
 
 from __future__ import annotations
@@ -15,9 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement.consensus_store import in_transaction
 from stage_e_dagster.db.review.page import QueueEntry, queue_entries
 
@@ -62,10 +64,10 @@ class NextCard:
     then: int | None = None
 
 
-def claim_next(url: str, reviewer: str, lease: float, exclude: Sequence[int] = ()) -> NextCard:
+def claim_next(engine: Engine, reviewer: str, lease: float, exclude: Sequence[int] = ()) -> NextCard:
     """Claim the reviewer's next card: the one they already hold if it still awaits them, else the oldest card
     awaiting a person that they have not voted on, skipped (`exclude`) or lost to another reviewer."""
-    return in_transaction(get_engine(url), lambda conn: _claim_next(conn, reviewer, lease, exclude))
+    return in_transaction(engine, lambda conn: _claim_next(conn, reviewer, lease, exclude))
 
 
 def _claim_next(conn: Connection, reviewer: str, lease: float, exclude: Sequence[int]) -> NextCard:

@@ -21,7 +21,6 @@ from typing import Any
 from sqlalchemy import Connection, TextClause, text
 
 from stage_e_dagster.db.core.arrays import int_array, text_array
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement.consensus_store import card_votes
 from stage_e_dagster.db.judgement.identity_groups import copies_of
 from stage_e_dagster.db.judgement.stage_d_inputs import load_candidates, load_current_evidence
@@ -187,13 +186,13 @@ def queue_counts(conn: Connection, reviewer: str | None = None) -> QueueCounts:
     return QueueCounts(int(row.awaiting), int(row.routed), int(row.for_reviewer), int(row.open_by_others))
 
 
-def review_summary(url: str, card_ids: Sequence[int], sample: int = 5) -> tuple[QueueCounts, list[QueueEntry]]:
+def review_summary(conn: Connection, card_ids: Sequence[int], sample: int = 5
+                   ) -> tuple[QueueCounts, list[QueueEntry]]:
     """The queue's counts and up to `sample` cards awaiting a person, from `card_ids` first, else the oldest."""
-    with get_engine(url).connect() as conn:
-        counts = queue_counts(conn)
-        entries = queue_entries(conn, card_ids=list(card_ids), limit=sample) if card_ids else []
-        if not entries:
-            entries = queue_entries(conn, limit=sample)
+    counts = queue_counts(conn)
+    entries = queue_entries(conn, card_ids=list(card_ids), limit=sample) if card_ids else []
+    if not entries:
+        entries = queue_entries(conn, limit=sample)
     return counts, entries
 
 

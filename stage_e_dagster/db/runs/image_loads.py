@@ -7,9 +7,8 @@ is a Stage C `card_scan_log` row whose skip reason is a load failure (by `create
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.domain.envelope import LoadCounts
 from stage_e_dagster.domain.work import LOAD_FAILURES, STAGE_C_ID
 
@@ -32,11 +31,10 @@ _RECENT_LOADS = text(
 )
 
 
-def recent_load_counts(url: str, window: int = 500) -> LoadCounts:
+def recent_load_counts(conn: Connection, window: int = 500) -> LoadCounts:
     """Loads and failures among the newest `window` image loads recorded by any process."""
     if window < 1:
         raise ValueError(f"window must be at least 1, got {window}")
     params = {"window": window, "stage_c": STAGE_C_ID, "reasons": list(LOAD_FAILURES)}
-    with get_engine(url).connect() as conn:
-        row = conn.execute(_RECENT_LOADS, params).one()
+    row = conn.execute(_RECENT_LOADS, params).one()
     return LoadCounts(loads=int(row.loads), failures=int(row.failures))

@@ -9,6 +9,9 @@ never reopened by a late writer (an orphaned step, a re-processed failure event)
 A `running` row proves it is alive: `open_batch`, `merge_counters` and `heartbeat` touch `heartbeat_at`. Whenever a
 row leaves `running` other than `completed`-with-everything-done, the cards it still owes work are deferred
 (`db.work.queue.defer_unfinished`) in the same transaction, which counts their attempt and sets their retry wait.
+
+Every function runs in the caller's connection: a write is one transaction (`with engine.begin() as conn:`), and the
+caller must not fold it into a longer one (a heartbeat or a close that waits on other work holds its row's lock).
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from sqlalchemy import Connection, func, text, type_coerce, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 
 from stage_e_dagster.db.core.arrays import text_array
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.core.models import DispatchLedger
 from stage_e_dagster.db.work.queue import defer_unfinished
 from stage_e_dagster.host import owner_is_gone
@@ -45,7 +47,7 @@ class LedgerRow:
     owner: str | None
 
 
-def open_batch(url: str, run_id: str, trigger: str, mode: str, card_ids: Sequence[int],
+def open_batch(conn: Connection, run_id: str, trigger: str, mode: str, card_ids: Sequence[int],
                owner: str | None = None) -> None:
     """Record that `run_id` is working on `card_ids` in process `owner` (`host.process_owner()`); idempotent: a
     step retry keeps the row, heartbeats it and names its own process."""
@@ -57,26 +59,23 @@ def open_batch(url: str, run_id: str, trigger: str, mode: str, card_ids: Sequenc
         index_elements=[DispatchLedger.run_id], set_={"heartbeat_at": func.now(), "owner": owner},
         where=DispatchLedger.status == "running",
     )
-    with get_engine(url).begin() as conn:
-        conn.execute(stmt)
+    conn.execute(stmt)
 
 
-def heartbeat(url: str, run_id: str) -> bool:
+def heartbeat(conn: Connection, run_id: str) -> bool:
     """Prove the batch is alive; False when its row is no longer `running` (closed, or reclaimed)."""
     stmt = (update(DispatchLedger)
             .where(DispatchLedger.run_id == run_id, DispatchLedger.status == "running")
             .values(heartbeat_at=func.now()))
-    with get_engine(url).begin() as conn:
-        return conn.execute(stmt).rowcount == 1
+    return conn.execute(stmt).rowcount == 1
 
 
-def merge_counters(url: str, run_id: str, counters: dict[str, Any]) -> None:
+def merge_counters(conn: Connection, run_id: str, counters: dict[str, Any]) -> None:
     """Merge one stage's counters into the row (top-level keys replace); a stage boundary, so it heartbeats."""
-    with get_engine(url).begin() as conn:
-        conn.execute(
-            update(DispatchLedger).where(DispatchLedger.run_id == run_id).values(
-                counters=DispatchLedger.counters.op("||")(type_coerce(counters, JSONB)), heartbeat_at=func.now())
-        )
+    conn.execute(
+        update(DispatchLedger).where(DispatchLedger.run_id == run_id).values(
+            counters=DispatchLedger.counters.op("||")(type_coerce(counters, JSONB)), heartbeat_at=func.now())
+    )
 
 
 def _defer_row(conn: Connection, run_id: str, status: str) -> int:
@@ -86,10 +85,10 @@ def _defer_row(conn: Connection, run_id: str, status: str) -> int:
     return defer_unfinished(conn, card_ids or (), status)
 
 
-def close(url: str, run_id: str, status: str, counters: dict[str, Any] | None = None,
+def close(conn: Connection, run_id: str, status: str, counters: dict[str, Any] | None = None,
           reason: str | None = None) -> bool:
     """Close a running row as `completed`, `throttled` or `halted` (a gate stopped it before any work); False when
-    the row is missing or already closed."""
+    the row is missing or already closed. The row's unfinished cards are deferred in the same transaction."""
     if status not in ("completed", "throttled", "halted"):
         raise ValueError(f"a run closes its own row as completed, throttled or halted, not {status!r}")
     values: dict[str, Any] = {"status": status, "finished_at": func.now(), "failure_reason": reason,
@@ -97,34 +96,32 @@ def close(url: str, run_id: str, status: str, counters: dict[str, Any] | None = 
     if counters is not None:
         values["counters"] = DispatchLedger.counters.op("||")(type_coerce(counters, JSONB))
     stmt = update(DispatchLedger).where(DispatchLedger.run_id == run_id, DispatchLedger.status == "running")
-    with get_engine(url).begin() as conn:
-        closed = conn.execute(stmt.values(**values)).rowcount == 1
-        if closed:
-            _defer_row(conn, run_id, "failed" if status == "completed" else status)
-        return closed
+    closed = conn.execute(stmt.values(**values)).rowcount == 1
+    if closed:
+        _defer_row(conn, run_id, "failed" if status == "completed" else status)
+    return closed
 
 
-def mark_failed(url: str, run_id: str, status: str, reason: str, trigger: str = "unknown", mode: str = "unknown",
-                card_ids: Sequence[int] = ()) -> None:
+def mark_failed(conn: Connection, run_id: str, status: str, reason: str, trigger: str = "unknown",
+                mode: str = "unknown", card_ids: Sequence[int] = ()) -> None:
     """Mark a failed run `failed` or `halted` (run-failure sensor). Creates the row if the run died before
     opening it; never overwrites `completed` or `throttled`. Its cards are deferred once, on leaving `running`."""
     if status not in ("failed", "halted"):
         raise ValueError(f"mark_failed sets failed or halted, not {status!r}")
-    with get_engine(url).begin() as conn:
-        before = conn.execute(text("SELECT status FROM dispatch_ledger WHERE run_id = :run_id FOR UPDATE"),
-                              {"run_id": run_id}).scalar()
-        stmt = insert(DispatchLedger).values(
-            run_id=run_id, trigger=trigger, mode=mode, card_ids=list(card_ids), status=status, counters={},
-            failure_reason=reason, finished_at=func.now(),
-        )
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[DispatchLedger.run_id],
-            set_={"status": status, "failure_reason": reason, "finished_at": func.now()},
-            where=DispatchLedger.status.in_(("running", "failed", "halted")),
-        )
-        conn.execute(stmt)
-        if before in (None, "running"):
-            _defer_row(conn, run_id, status)
+    before = conn.execute(text("SELECT status FROM dispatch_ledger WHERE run_id = :run_id FOR UPDATE"),
+                          {"run_id": run_id}).scalar()
+    stmt = insert(DispatchLedger).values(
+        run_id=run_id, trigger=trigger, mode=mode, card_ids=list(card_ids), status=status, counters={},
+        failure_reason=reason, finished_at=func.now(),
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[DispatchLedger.run_id],
+        set_={"status": status, "failure_reason": reason, "finished_at": func.now()},
+        where=DispatchLedger.status.in_(("running", "failed", "halted")),
+    )
+    conn.execute(stmt)
+    if before in (None, "running"):
+        _defer_row(conn, run_id, status)
 
 
 _REAP = text(
@@ -145,17 +142,16 @@ _REAP = text(
 )
 
 
-def reap(url: str, max_age_seconds: float, ended_runs: Collection[str] = ()) -> list[LedgerRow]:
+def reap(conn: Connection, max_age_seconds: float, ended_runs: Collection[str] = ()) -> list[LedgerRow]:
     """Close as `failed` every `running` row whose batch died: its process on this host is gone, its Dagster run
     ended (`ended_runs`), or it stopped heartbeating more than `max_age_seconds` ago. Their unfinished cards are
-    deferred; returns the rows reclaimed."""
-    gone = [row.run_id for row in running(url) if owner_is_gone(row.owner)]
-    with get_engine(url).begin() as conn:
-        params = {"max_age": max_age_seconds, "ended": text_array(sorted(ended_runs)), "gone": text_array(gone)}
-        reclaimed = list(conn.execute(_REAP, params).scalars())
-        for run_id in reclaimed:
-            _defer_row(conn, run_id, "failed")
-    return [row for run_id in reclaimed if (row := get(url, run_id)) is not None]
+    deferred in the same transaction; returns the rows reclaimed."""
+    gone = [row.run_id for row in running(conn) if owner_is_gone(row.owner)]
+    params = {"max_age": max_age_seconds, "ended": text_array(sorted(ended_runs)), "gone": text_array(gone)}
+    reclaimed = list(conn.execute(_REAP, params).scalars())
+    for run_id in reclaimed:
+        _defer_row(conn, run_id, "failed")
+    return [row for run_id in reclaimed if (row := get(conn, run_id)) is not None]
 
 
 _SELECT = (
@@ -164,40 +160,35 @@ _SELECT = (
 )
 
 
-def get(url: str, run_id: str) -> LedgerRow | None:
-    with get_engine(url).connect() as conn:
-        row = conn.execute(text(f"{_SELECT} WHERE run_id = :run_id"), {"run_id": run_id}).mappings().first()
+def get(conn: Connection, run_id: str) -> LedgerRow | None:
+    row = conn.execute(text(f"{_SELECT} WHERE run_id = :run_id"), {"run_id": run_id}).mappings().first()
     return LedgerRow(**row) if row else None
 
 
-def closed_run_ids(url: str, run_ids: Collection[str]) -> set[str]:
+def closed_run_ids(conn: Connection, run_ids: Collection[str]) -> set[str]:
     """Which of `run_ids` have a ledger row that is no longer `running`."""
     if not run_ids:
         return set()
-    with get_engine(url).connect() as conn:
-        rows = conn.execute(text("SELECT run_id FROM dispatch_ledger WHERE run_id = ANY(CAST(:ids AS text[])) "
-                                 "AND status <> 'running'"), {"ids": text_array(sorted(run_ids))})
-        return set(rows.scalars())
+    rows = conn.execute(text("SELECT run_id FROM dispatch_ledger WHERE run_id = ANY(CAST(:ids AS text[])) "
+                             "AND status <> 'running'"), {"ids": text_array(sorted(run_ids))})
+    return set(rows.scalars())
 
 
-def unknown_run_ids(url: str, run_ids: Collection[str]) -> set[str]:
+def unknown_run_ids(conn: Connection, run_ids: Collection[str]) -> set[str]:
     """Which of `run_ids` have no ledger row at all (their batch never opened one)."""
     if not run_ids:
         return set()
-    with get_engine(url).connect() as conn:
-        rows = conn.execute(text("SELECT run_id FROM dispatch_ledger WHERE run_id = ANY(CAST(:ids AS text[]))"),
-                            {"ids": text_array(sorted(run_ids))})
-        return set(run_ids) - set(rows.scalars())
+    rows = conn.execute(text("SELECT run_id FROM dispatch_ledger WHERE run_id = ANY(CAST(:ids AS text[]))"),
+                        {"ids": text_array(sorted(run_ids))})
+    return set(run_ids) - set(rows.scalars())
 
 
-def running(url: str) -> list[LedgerRow]:
+def running(conn: Connection) -> list[LedgerRow]:
     """Rows that say `running`, oldest first."""
-    with get_engine(url).connect() as conn:
-        rows = conn.execute(text(f"{_SELECT} WHERE status = 'running' ORDER BY started_at")).mappings().all()
+    rows = conn.execute(text(f"{_SELECT} WHERE status = 'running' ORDER BY started_at")).mappings().all()
     return [LedgerRow(**row) for row in rows]
 
 
-def recent(url: str, limit: int = 20) -> list[LedgerRow]:
-    with get_engine(url).connect() as conn:
-        rows = conn.execute(text(f"{_SELECT} ORDER BY started_at DESC LIMIT :n"), {"n": limit}).mappings().all()
+def recent(conn: Connection, limit: int = 20) -> list[LedgerRow]:
+    rows = conn.execute(text(f"{_SELECT} ORDER BY started_at DESC LIMIT :n"), {"n": limit}).mappings().all()
     return [LedgerRow(**row) for row in rows]

@@ -9,6 +9,9 @@ still counts while it runs. When the database cannot be reached acquisition yiel
 `resources.ocr_slots.OcrSlots` is the Dagster resource that configures a `SlotCap`; OCR worker processes build the
 cap from `SlotCap.from_worker_config` without importing Dagster, which keeps a worker's start cheap.
 Key layout: see `stage_e_dagster.db.slots.holders`.
+
+A cap carries the database URL (`database_url`), not an engine: every acquisition opens a dedicated lock connection
+from it, and a worker process receives it across the process boundary in its config.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ A slot is a Postgres session advisory lock in the two-integer form `(key1, key2)
 Host and global keys never collide because the scope bit differs. Two hosts collide only when their 22-bit hashes
 match (about 1 in 4 million per pair); they then share one set of slots, which is a tighter cap, never a looser one.
 Advisory locks live in one database: every worker must point at the same database for the cap to hold.
+
+`list_slot_holders` takes a URL (an engine's `url`, or the CLI's): it reads on a short dedicated connection named
+`stage-e slots`, like the lock connections themselves, never on a pooled one.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from datetime import datetime
 from typing import Literal
 
 import psycopg2
+from sqlalchemy.engine import URL
 
 from stage_e_dagster.db.core.urls import libpq_dsn
 
@@ -93,7 +97,7 @@ class SlotHolder:
     since: datetime | None
 
 
-def list_slot_holders(url: str) -> list[SlotHolder]:
+def list_slot_holders(url: str | URL) -> list[SlotHolder]:
     """Every OCR slot held in the database at `url`, from `pg_locks` joined with `pg_stat_activity`."""
     conn = psycopg2.connect(libpq_dsn(url), application_name="stage-e slots", connect_timeout=5)
     try:

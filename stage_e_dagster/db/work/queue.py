@@ -8,6 +8,9 @@ Sweep cursors advance by compare-and-swap on (position, wrap_count): a sweeper r
 chunk of offered card ids after `position`, and moves the cursor only if nobody moved it meanwhile. Two sweepers
 therefore never claim the same range; the loser re-reads and tries the next range. The `reconcile` cursor walks
 the card table in fixed id windows and re-checks `card_work` against the full rule (`db.work.work_rule.reconcile`).
+
+Lookups take the caller's connection. `claim_sweep_range` and `reconcile_next` take an engine: each is a read, a
+compare-and-swap and (for reconcile) a repair, every one its own short transaction, so no lock is held across them.
 """
 
 from __future__ import annotations
@@ -15,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 
 from stage_e_dagster.db.core.arrays import int_array
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.work import work_rule
 from stage_e_dagster.domain.work import retry_backoff
 
@@ -45,7 +47,7 @@ class StreamCard:
     attempts: int
 
 
-def cards_needing_work(url: str, limit: int, busy: Collection[int] = (), after_id: int | None = None
+def cards_needing_work(conn: Connection, limit: int, busy: Collection[int] = (), after_id: int | None = None
                        ) -> list[StreamCard]:
     """Up to `limit` offered cards in id order (beyond `after_id` when given), leaving out `busy` cards."""
     if limit <= 0:
@@ -56,12 +58,11 @@ def cards_needing_work(url: str, limit: int, busy: Collection[int] = (), after_i
         f"WHERE w.card_id > :after AND {_OFFERED} ORDER BY w.card_id LIMIT :limit"
     )
     params = {"limit": limit, "after": after_id if after_id is not None else 0, "busy": int_array(sorted(busy))}
-    with get_engine(url).connect() as conn:
-        rows = conn.execute(text(sql), params).all()
+    rows = conn.execute(text(sql), params).all()
     return [StreamCard(id=r.id, content_sha256=r.content_sha256, attempts=r.attempts) for r in rows]
 
 
-def backlog(url: str) -> dict[str, int]:
+def backlog(conn: Connection) -> dict[str, int]:
     """Cards owed each stage right now outside running batches (`stage_c`, `stage_d`; `waiting` of them are in a
     retry wait), and cards owed work inside running batches (`in_running_batches`)."""
     sql = (
@@ -72,16 +73,14 @@ def backlog(url: str) -> dict[str, int]:
         " count(*) FILTER (WHERE retry_at > now() AND NOT busy) AS waiting,"
         " count(*) FILTER (WHERE busy) AS in_running_batches FROM owed"
     )
-    with get_engine(url).connect() as conn:
-        row = conn.execute(text(sql)).one()
+    row = conn.execute(text(sql)).one()
     return {key: int(value) for key, value in row._mapping.items()}
 
 
-def count_needing_work(url: str) -> int:
+def count_needing_work(conn: Connection) -> int:
     """How many cards are offered right now (what a bulk run would take on)."""
     sql = f"WITH running AS ({_RUNNING}) SELECT count(*) FROM card_work w WHERE {_OFFERED}"
-    with get_engine(url).connect() as conn:
-        return int(conn.execute(text(sql), {"busy": int_array([])}).scalar_one())
+    return int(conn.execute(text(sql), {"busy": int_array([])}).scalar_one())
 
 
 _DEFER = text(
@@ -116,40 +115,34 @@ class SweepClaim:
     wrapped: bool
 
 
-def sweep_cursor(url: str, name: str) -> tuple[int, int]:
+def sweep_cursor(conn: Connection, name: str) -> tuple[int, int]:
     """(position, wrap_count) of a sweep cursor; (0, 0) before its first claim."""
-    with get_engine(url).connect() as conn:
-        row = conn.execute(
-            text("SELECT position, wrap_count FROM sweep_cursor WHERE name = :name"), {"name": name}
-        ).first()
+    row = conn.execute(text("SELECT position, wrap_count FROM sweep_cursor WHERE name = :name"), {"name": name}).first()
     return (int(row.position), int(row.wrap_count)) if row else (0, 0)
 
 
-def eligible_after(url: str, name: str, position: int, limit: int, busy: Collection[int] = ()) -> list[int]:
+def eligible_after(conn: Connection, name: str, position: int, limit: int, busy: Collection[int] = ()) -> list[int]:
     """Ids above `position` of offered cards owed the stage of sweep cursor `name`, ascending, at most `limit`."""
     sql = (
         f"WITH running AS ({_RUNNING}) SELECT w.card_id FROM card_work w "
         f"WHERE w.stage = :stage AND w.card_id > :position AND {_OFFERED} ORDER BY w.card_id LIMIT :limit"
     )
     params = {"stage": STAGES[name], "position": position, "limit": limit, "busy": int_array(sorted(busy))}
-    with get_engine(url).connect() as conn:
-        return list(conn.execute(text(sql), params).scalars())
+    return list(conn.execute(text(sql), params).scalars())
 
 
-def _move_cursor(url: str, name: str, old: tuple[int, int], new: tuple[int, int]) -> bool:
+def _move_cursor(conn: Connection, name: str, old: tuple[int, int], new: tuple[int, int]) -> bool:
     """Compare-and-swap a cursor from `old` to `new` (position, wrap_count); False when someone moved it first."""
-    with get_engine(url).begin() as conn:
-        conn.execute(text("INSERT INTO sweep_cursor (name) VALUES (:name) ON CONFLICT (name) DO NOTHING"),
-                     {"name": name})
-        return conn.execute(
-            text("UPDATE sweep_cursor SET position = :new_position, wrap_count = :new_wrap, updated_at = now()"
-                 " WHERE name = :name AND position = :position AND wrap_count = :wrap_count"),
-            {"name": name, "position": old[0], "wrap_count": old[1], "new_position": new[0], "new_wrap": new[1]},
-        ).rowcount == 1
+    conn.execute(text("INSERT INTO sweep_cursor (name) VALUES (:name) ON CONFLICT (name) DO NOTHING"), {"name": name})
+    return conn.execute(
+        text("UPDATE sweep_cursor SET position = :new_position, wrap_count = :new_wrap, updated_at = now()"
+             " WHERE name = :name AND position = :position AND wrap_count = :wrap_count"),
+        {"name": name, "position": old[0], "wrap_count": old[1], "new_position": new[0], "new_wrap": new[1]},
+    ).rowcount == 1
 
 
 def claim_sweep_range(
-    url: str, name: str, chunk: int, attempts: int = CLAIM_ATTEMPTS, busy: Collection[int] = ()
+    engine: Engine, name: str, chunk: int, attempts: int = CLAIM_ATTEMPTS, busy: Collection[int] = ()
 ) -> SweepClaim:
     """Claim the next `chunk` offered cards of cursor `name` by compare-and-swap, retrying lost races.
 
@@ -162,13 +155,16 @@ def claim_sweep_range(
         raise ValueError(f"sweep chunk must be at least 1, not {chunk}")
     position, wrap_count = 0, 0
     for _ in range(max(1, attempts)):
-        position, wrap_count = sweep_cursor(url, name)
-        ids = eligible_after(url, name, position, chunk, busy)
+        with engine.connect() as conn:
+            position, wrap_count = sweep_cursor(conn, name)
+            ids = eligible_after(conn, name, position, chunk, busy)
         wrapped = len(ids) < chunk
         if wrapped and not ids and position == 0:
             return SweepClaim((), 0, 0, wrap_count, False)
         new = (0, wrap_count + 1) if wrapped else (ids[-1], wrap_count)
-        if _move_cursor(url, name, (position, wrap_count), new):
+        with engine.begin() as conn:
+            moved = _move_cursor(conn, name, (position, wrap_count), new)
+        if moved:
             return SweepClaim(tuple(ids), position, ids[-1] if ids else position, wrap_count, wrapped)
     return SweepClaim((), position, position, wrap_count, False)
 
@@ -182,14 +178,17 @@ class Reconciled:
     mended: int
 
 
-def reconcile_next(url: str, width: int) -> Reconciled | None:
+def reconcile_next(engine: Engine, width: int) -> Reconciled | None:
     """Re-check the next `width` card ids after the reconcile cursor against the full rule, wrapping at the end of
     the table; None when another sweeper moved the cursor first."""
-    position, wrap_count = sweep_cursor(url, RECONCILE_CURSOR)
-    with get_engine(url).connect() as conn:
+    with engine.connect() as conn:
+        position, wrap_count = sweep_cursor(conn, RECONCILE_CURSOR)
         top = int(conn.execute(text("SELECT coalesce(max(id), 0) FROM card")).scalar_one())
     end = position + width
     new = (0, wrap_count + 1) if end >= top else (end, wrap_count)
-    if not _move_cursor(url, RECONCILE_CURSOR, (position, wrap_count), new):
-        return None
-    return Reconciled(position, end, work_rule.reconcile(url, position, end))
+    with engine.begin() as conn:
+        if not _move_cursor(conn, RECONCILE_CURSOR, (position, wrap_count), new):
+            return None
+    with engine.begin() as conn:
+        mended = work_rule.reconcile(conn, position, end)
+    return Reconciled(position, end, mended)

@@ -5,6 +5,9 @@ function `card_work_stage` (migration 0005) reads it, and triggers keep `card_wo
 card as rows change. When a deploy changes the rule (an extractor or calculator version bump), `sync` writes the new
 rule and recomputes every card in id chunks; the position is stored, so a recompute cut short resumes where it
 stopped. `reconcile` re-checks one id range against the rule and mends any drift, for the backstop sweep.
+
+`sync` takes an engine because it commits chunk by chunk while holding a session lock on one connection of its own
+(`db.core.migrate.upgrade` hands it its one-off NullPool engine); the other functions take the caller's connection.
 """
 
 from __future__ import annotations
@@ -14,10 +17,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, Engine, create_engine, pool, text
+from sqlalchemy import Connection, Engine, text
 
-from stage_e_dagster.db.core.engine import get_engine
-from stage_e_dagster.db.core.urls import normalise_url
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
 
@@ -60,10 +61,9 @@ def stored_rule(conn: Connection) -> tuple[Rule, int | None]:
     return Rule(dict(row.current_versions), row.decided_by, row.stage_c_id), row.recomputed_through
 
 
-def is_current(url: str, rule: Rule = CODE_RULE) -> bool:
+def is_current(conn: Connection, rule: Rule = CODE_RULE) -> bool:
     """Whether the database holds `rule` with its recompute complete."""
-    with get_engine(url).connect() as conn:
-        stored, position = stored_rule(conn)
+    stored, position = stored_rule(conn)
     return stored == rule and position is None
 
 
@@ -72,21 +72,13 @@ def recompute_range(conn: Connection, low: int, high: int) -> int:
     return int(conn.execute(_RECOMPUTE, {"low": low, "high": high}).scalar_one())
 
 
-def sync(url: str, rule: Rule = CODE_RULE, chunk: int = CHUNK,
+def sync(engine: Engine, rule: Rule = CODE_RULE, chunk: int = CHUNK,
          progress: Callable[[int, int], None] = lambda done, total: None) -> int:
     """Make the database hold `rule` and every card's work match it; how many `card_work` rows changed.
 
-    Concurrent callers queue on an advisory lock (held by this one connection); the later ones find the work done.
-    Each chunk commits with the position reached, so a recompute cut short resumes there.
+    Concurrent callers queue on an advisory lock (held by one connection of `engine` for the whole sync); the later
+    ones find the work done. Each chunk commits with the position reached, so a recompute cut short resumes there.
     """
-    engine = create_engine(normalise_url(url), poolclass=pool.NullPool)  # a one-off: leave no pooled session behind
-    try:
-        return _sync(engine, rule, chunk, progress)
-    finally:
-        engine.dispose()
-
-
-def _sync(engine: Engine, rule: Rule, chunk: int, progress: Callable[[int, int], None]) -> int:
     changed = 0
     with engine.connect() as conn:
         conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _SYNC_LOCK_KEY})
@@ -122,8 +114,7 @@ def _sync(engine: Engine, rule: Rule, chunk: int, progress: Callable[[int, int],
             conn.commit()
 
 
-def reconcile(url: str, low: int, high: int) -> int:
-    """Re-check the cards with ids in (low, high] against the rule and mend `card_work`; rows mended (should be 0:
-    anything else is drift worth a log line)."""
-    with get_engine(url).begin() as conn:
-        return recompute_range(conn, low, high)
+def reconcile(conn: Connection, low: int, high: int) -> int:
+    """Re-check the cards with ids in (low, high] against the rule and mend `card_work` in the caller's transaction;
+    rows mended (should be 0: anything else is drift worth a log line)."""
+    return recompute_range(conn, low, high)
