@@ -1,5 +1,6 @@
-"""The work queue (`card_work`) is the fast path; `card_work_stage` is the full rule. Whatever the pipeline writes,
-in any order, the two agree, and both agree with the rule as `domain/work.py` states it (a plain Python model here).
+"""The work queue (`card_work`) is the fast path; `card_work_stage` (`db/work/rule.sql`) is the full rule. Whatever
+the pipeline writes, in any order, the two agree, both agree with the rule as `domain/work.py` states it (a plain
+Python model here), and so do the rule's other readers: Stage C's planning in Python and the SQL fragments.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement import evidence_store
 from stage_e_dagster.db.judgement.evidence_store import mark_decided
 from stage_e_dagster.db.work import work_rule
+from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE, WORK_STAGE
 from stage_e_dagster.db.work.queue import backlog, cards_needing_work
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
+from stage_e_dagster.domain.stage_c import extractors_needed
 from tests.stream_helpers import seed_cards
 
 OPS = ("extract", "extract_stale", "skip", "decide", "reopen", "reingest", "revert", "vanish", "return",
@@ -92,9 +95,20 @@ def _queue_and_rule(url: str, cards: list[int]) -> tuple[dict[int, str | None], 
     with get_engine(url).connect() as conn:
         queued = dict(conn.execute(text("SELECT card_id, stage FROM card_work WHERE card_id = ANY(:ids)"),
                                    {"ids": cards}).all())
-        rule = dict(conn.execute(text("SELECT id, card_work_stage(id) FROM card WHERE id = ANY(:ids)"),
+        rule = dict(conn.execute(text(f"SELECT c.id, {WORK_STAGE} FROM card c WHERE c.id = ANY(:ids)"),
                                  {"ids": cards}).all())
     return {c: queued.get(c) for c in cards}, {c: rule.get(c) for c in cards}
+
+
+def _readers(url: str, cards: list[int]) -> tuple[dict[int, bool], dict[int, bool]]:
+    """What the rule's other readers say per card: Stage C's Python planning (does it owe Stage C?) and the
+    `CURRENT_EVIDENCE` fragment (does it hold current evidence?)."""
+    with get_engine(url).connect() as conn:
+        planned = {work.card_id: extractors_needed(work, force=False) is not None
+                   for work in evidence_store.load_batch(conn, cards)}
+        current = set(conn.execute(text(f"SELECT c.id FROM card c JOIN image_evidence e ON {CURRENT_EVIDENCE} "
+                                        "WHERE c.id = ANY(:ids)"), {"ids": cards}).scalars())
+    return planned, {c: c in current for c in cards}
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +135,10 @@ def test_the_queue_and_the_full_rule_agree_whatever_is_written(module_db, ops):
         queued, rule = _queue_and_rule(url, cards)
         expected = {c: models[c].stage() for c in cards}
         assert queued == rule == expected, f"after {ops[: step + 1]}"
+        planned, current = _readers(url, cards)
+        assert planned == {c: rule[c] == "C" for c in cards}, f"Stage C's planning, after {ops[: step + 1]}"
+        assert current == {c: models[c].evidence.get(models[c].sha, (False, False))[0] for c in cards}, (
+            f"the CURRENT_EVIDENCE fragment, after {ops[: step + 1]}")
 
 
 def _needing_work(engine) -> set[int]:

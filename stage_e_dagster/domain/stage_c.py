@@ -34,15 +34,21 @@ class CardWork:
 
 
 def extractors_needed(work: CardWork, force: bool) -> frozenset[str] | None:
-    """The extractors to run for a card: None when nothing is to be done, else a non-empty set."""
+    """The extractors to run for a card: None when nothing is to be done, else a non-empty set.
+
+    Without `force` this is the work rule's Stage C half (`db/work/rule.sql`) in Python, for one card Stage C holds:
+    nothing for a vanished file, nothing when the stored evidence for these bytes covers every current version,
+    nothing when Stage C already logged a skip for these bytes, else the stale extractors (all of them when nothing
+    is stored). `tests/test_work_queue.py` checks it against `card_work_stage` card by card."""
     if work.missing:
         return None
     if force:
         return frozenset(EXTRACTOR_VERSIONS)
-    if work.stored_versions is None:
-        return None if work.skipped_before else frozenset(EXTRACTOR_VERSIONS)
-    stale = {name for name, version in EXTRACTOR_VERSIONS.items() if work.stored_versions.get(name) != version}
-    return frozenset(stale) or None
+    stored = work.stored_versions or {}
+    stale = {name for name, version in EXTRACTOR_VERSIONS.items() if stored.get(name) != version}
+    if not stale or work.skipped_before:
+        return None
+    return frozenset(stale)
 
 
 def evidence_columns(evidence: Evidence, extractors: frozenset[str] | set[str]) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def _carry(engine: Engine, card_ids: Collection[int], run_id: str | None, counte
     """Serve the cards from a copy's evidence, else a copy's pixel skip; returns the cards served, and those a
     concurrent batch served meanwhile (counted current). Each step is its own transaction."""
     with engine.begin() as conn:
-        served = carry_evidence(conn, card_ids, run_id, EXTRACTOR_VERSIONS)
+        served = carry_evidence(conn, card_ids, run_id)
     with engine.begin() as conn:
         served |= carry_skips(conn, set(card_ids) - served, run_id)
     counters.copies_carried += len(served)
@@ -98,7 +98,7 @@ class _Batch:
             self.counters.extracted += 1
             self.counters.carried_forward += len(result.outcome.extractor_versions) < len(EXTRACTOR_VERSIONS)
             with self.engine.begin() as conn:
-                carried = carry_evidence(conn, followers, self.run_id, EXTRACTOR_VERSIONS, donor=result.card_id,
+                carried = carry_evidence(conn, followers, self.run_id, donor=result.card_id,
                                          overwrite=self.force)
             self.counters.copies_carried += len(carried)
             self.pending.difference_update(followers)

@@ -15,9 +15,8 @@ lock connection from the engine's URL (`db.core.advisory_locks`): a pooled conne
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 
 from sqlalchemy import Connection, Engine, text
 
@@ -30,7 +29,7 @@ from stage_e_dagster.db.core.advisory_locks import (
     unlock,
 )
 from stage_e_dagster.db.core.arrays import int_array, text_array
-from stage_e_dagster.db.work.predicates import WORK_STAGE
+from stage_e_dagster.db.work.predicates import CURRENT_VERSIONS, WORK_STAGE
 from stage_e_dagster.domain.stage_c import EXTRACTOR_FIELDS
 from stage_e_dagster.domain.work import FILE_SKIPS, STAGE_C_ID
 
@@ -57,7 +56,7 @@ _UPSERT = (
     f"{_EXCLUDED}, extractor_versions = image_evidence.extractor_versions || EXCLUDED.extractor_versions, "
     "run_id = EXCLUDED.run_id, carried_from_card_id = EXCLUDED.carried_from_card_id, decided_by = NULL, "
     "updated_at = now() "
-    "WHERE CAST(:overwrite AS boolean) OR NOT image_evidence.extractor_versions @> CAST(:current_versions AS jsonb) "
+    f"WHERE CAST(:overwrite AS boolean) OR NOT image_evidence.extractor_versions @> {CURRENT_VERSIONS} "
     "RETURNING card_id"
 )
 # Any current row of the same bytes on another card is a donor (an extracted one first); the card must still hold
@@ -65,7 +64,7 @@ _UPSERT = (
 _CARRY_ANY = text(_UPSERT.format(source=(
     "unnest(CAST(:cards AS bigint[])) AS v(card_id) JOIN card AS c ON c.id = v.card_id "
     "JOIN LATERAL (SELECT * FROM image_evidence AS e WHERE e.content_sha256 = c.content_sha256 "
-    "AND e.card_id <> c.id AND e.extractor_versions @> CAST(:current_versions AS jsonb) "
+    f"AND e.card_id <> c.id AND e.extractor_versions @> {CURRENT_VERSIONS} "
     "ORDER BY e.carried_from_card_id IS NOT NULL, e.id LIMIT 1) AS d ON true ORDER BY v.card_id"
 )))
 # The donor is one card's row for its bytes (the copy a batch just extracted).
@@ -93,15 +92,14 @@ _CARRY_SKIPS = text(
 )
 
 
-def carry_evidence(conn: Connection, card_ids: Collection[int], run_id: str | None, versions: Mapping[str, str], *,
-                   donor: int | None = None, overwrite: bool = False) -> set[int]:
+def carry_evidence(conn: Connection, card_ids: Collection[int], run_id: str | None, *, donor: int | None = None,
+                   overwrite: bool = False) -> set[int]:
     """Give each card without current evidence a carried copy of its bytes' evidence: from `donor`'s row when
-    given, else from any current row of the same bytes. `overwrite` also replaces current rows (a forced
-    re-extraction). Returns the cards whose row was written."""
+    given, else from any current row of the same bytes (current as the `work_rule` row says). `overwrite` also
+    replaces current rows (a forced re-extraction). Returns the cards whose row was written."""
     if not card_ids:
         return set()
-    params = {"current_versions": json.dumps(dict(versions)), "cards": int_array(sorted(card_ids)),
-              "run_id": run_id, "overwrite": overwrite, "donor": donor}
+    params = {"cards": int_array(sorted(card_ids)), "run_id": run_id, "overwrite": overwrite, "donor": donor}
     return set(conn.execute(_CARRY_FROM if donor is not None else _CARRY_ANY, params).scalars())
 
 

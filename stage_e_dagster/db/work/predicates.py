@@ -1,18 +1,32 @@
-"""The SQL form of the work rules in `domain/work.py`, written once for every query that needs them.
+"""The work rule in SQL: the file that defines it (`rule.sql`), and the fragments other queries build on it.
 
-"Current" is what the database's `work_rule` row says (`db.work.work_rule` keeps it equal to the code's extractor
-versions and calculators), so the fragments here, the `card_work_stage` function and the `card_work` triggers all
-read one definition. Fragments expect a card aliased `c` and an `image_evidence` row aliased `e`.
+`rule.sql` defines `card_work_stage` and the triggers that keep `card_work` equal to it; the newest migration that
+changes the rule loads it through `work_rule_sql()`. "Current" is what the database's `work_rule` row says
+(`db.work.work_rule` keeps it equal to the code's extractor versions and calculators), so the fragments here read
+the same row as the function. Fragments expect a card aliased `c` and an `image_evidence` row aliased `e`;
+`tests/test_work_queue.py` checks each against `card_work_stage`, card by card.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+RULE_FILE = Path(__file__).with_name("rule.sql")
+
+
+def work_rule_sql() -> str:
+    """The current work rule's SQL (functions and triggers), idempotent, for the migration that loads it."""
+    return RULE_FILE.read_text(encoding="utf-8")
+
+
+CURRENT_VERSIONS = "(SELECT current_versions FROM work_rule WHERE id = 1)"
+"""The extractor versions evidence must cover to be current (the `work_rule` row)."""
+
 CURRENT_EVIDENCE = (
     "e.card_id = c.id AND e.content_sha256 = c.content_sha256"
-    " AND e.extractor_versions @> (SELECT current_versions FROM work_rule WHERE id = 1)"
+    f" AND e.extractor_versions @> {CURRENT_VERSIONS}"
 )
 """Evidence `e` is current for card `c`: it is for the card's bytes and covers every current extractor version."""
 
 WORK_STAGE = "card_work_stage(c.id)"
-"""The full rule for card `c`: 'C', 'D' or NULL (migration 0005), evaluated afresh rather than read from
-`card_work`."""
+"""The full rule for card `c`: 'C', 'D' or NULL (`rule.sql`), evaluated afresh rather than read from `card_work`."""

@@ -1,7 +1,7 @@
 """What "current" means in the database, and keeping `card_work` true to it.
 
 `work_rule` holds the code's extractor versions, Stage D's `decided_by` mark and Stage C's voter id; the SQL
-function `card_work_stage` (migration 0005) reads it, and triggers keep `card_work` equal to that function for every
+function `card_work_stage` (`rule.sql`) reads it, and triggers keep `card_work` equal to that function for every
 card as rows change. When a deploy changes the rule (an extractor or calculator version bump), `sync` writes the new
 rule and recomputes every card in id chunks; the position is stored, so a recompute cut short resumes where it
 stopped. `reconcile` re-checks one id range against the rule and mends any drift, for the backstop sweep.
