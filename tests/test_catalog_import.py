@@ -65,7 +65,7 @@ def test_malformed_records_are_reported_with_their_index_and_skipped(db_url, db_
     assert _count(db_url, Printing) == 10
 
 
-def test_multi_face_cards_keep_their_face_names(db_url, db_engine, tmp_path):
+def test_multi_face_cards_keep_their_face_names(db_engine, tmp_path):
     card = dict(generate_catalog(1, seed=0)[0], name="Front // Back", layout="transform",
                 card_faces=[{"name": "Front"}, {"name": "Back"}])
     path = tmp_path / "cat.json"
@@ -86,14 +86,14 @@ def test_truncated_file_fails_loudly_after_committing_what_came_before(db_url, d
     assert _count(db_url, Printing) >= 2000
 
 
-def test_a_file_that_is_not_an_array_is_refused(db_url, db_engine, tmp_path):
+def test_a_file_that_is_not_an_array_is_refused(db_engine, tmp_path):
     path = tmp_path / "cat.json"
     path.write_text('{"object": "list"}')
     with pytest.raises(CatalogFileError):
         import_catalog(db_engine, path)
 
 
-def test_symbols_store_reference_hashes(db_url, db_engine, tmp_path):
+def test_symbols_store_reference_hashes(db_engine, tmp_path):
     cards = generate_catalog(30, seed=5)
     path = tmp_path / "cat.json"
     write_catalog(path, cards)

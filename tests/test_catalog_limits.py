@@ -17,7 +17,7 @@ def _write(path, good: int, hostile: str) -> None:
     path.write_text("[" + ",".join([*records, hostile]) + "]")
 
 
-def test_deep_nesting_is_refused_before_the_parser_builds_it(db_url, db_engine, tmp_path):
+def test_deep_nesting_is_refused_before_the_parser_builds_it(db_engine, tmp_path):
     # 20,000 levels in 40 KB took the parser's prefix paths to about 1 GB before the limit.
     path = tmp_path / "deep.json"
     _write(path, 3, '{"id": "x", "name": "Opt", "set": "xln", "collector_number": "1", "all_parts": '
@@ -26,7 +26,7 @@ def test_deep_nesting_is_refused_before_the_parser_builds_it(db_url, db_engine, 
         import_catalog(db_engine, path)
 
 
-def test_a_record_bigger_than_the_limit_is_refused(db_url, db_engine, tmp_path, monkeypatch):
+def test_a_record_bigger_than_the_limit_is_refused(db_engine, tmp_path, monkeypatch):
     monkeypatch.setattr(catalog_import, "MAX_RECORD_BYTES", 200_000)
     path = tmp_path / "giant.json"
     _write(path, 2, '{"id": "x", "name": "Opt", "set": "xln", "collector_number": "1", "oracle_text": "'
@@ -35,7 +35,7 @@ def test_a_record_bigger_than_the_limit_is_refused(db_url, db_engine, tmp_path, 
         import_catalog(db_engine, path)
 
 
-def test_a_flood_of_malformed_records_stops_the_import(db_url, db_engine, tmp_path, monkeypatch):
+def test_a_flood_of_malformed_records_stops_the_import(db_engine, tmp_path, monkeypatch):
     monkeypatch.setattr(catalog_import, "MAX_MALFORMED", 50)
     path = tmp_path / "flood.json"
     path.write_text("[" + ",".join(["1"] * 200) + "]")
@@ -43,7 +43,7 @@ def test_a_flood_of_malformed_records_stops_the_import(db_url, db_engine, tmp_pa
         import_catalog(db_engine, path)
 
 
-def test_a_normal_catalogue_with_nested_faces_still_imports(db_url, db_engine, tmp_path):
+def test_a_normal_catalogue_with_nested_faces_still_imports(db_engine, tmp_path):
     path = tmp_path / "ok.json"
     _write(path, 30, '{"id": "y", "name": "A // B", "set": "xln", "collector_number": "2", '
            '"card_faces": [{"name": "A", "image_uris": {"png": "u"}}, {"name": "B"}], "prices": {"usd": null}}')

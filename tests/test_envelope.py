@@ -81,7 +81,7 @@ def _seed(conn, ok: int, failed: int, failures_first: bool = False, reason: str 
         )
 
 
-def test_failure_rate_counts_loads_across_the_database(db_url: str, db_engine, pg_connect) -> None:
+def test_failure_rate_counts_loads_across_the_database(db_engine, pg_connect) -> None:
     conn = pg_connect()
     _seed(conn, ok=98, failed=2)
     with db_engine.connect() as conn:
@@ -90,7 +90,7 @@ def test_failure_rate_counts_loads_across_the_database(db_url: str, db_engine, p
     assert evaluate_bars(Signals(image_loads=counts), CEILINGS).bar == "image_failure_rate"
 
 
-def test_failure_rate_at_exactly_one_percent_does_not_trip(db_url: str, db_engine, pg_connect) -> None:
+def test_failure_rate_at_exactly_one_percent_does_not_trip(db_engine, pg_connect) -> None:
     _seed(pg_connect(), ok=99, failed=1)
     with db_engine.connect() as conn:
         counts = recent_load_counts(conn)
@@ -98,7 +98,7 @@ def test_failure_rate_at_exactly_one_percent_does_not_trip(db_url: str, db_engin
     assert evaluate_bars(Signals(image_loads=counts), CEILINGS) is None
 
 
-def test_fewer_than_50_loads_are_never_judged(db_url: str, db_engine, pg_connect) -> None:
+def test_fewer_than_50_loads_are_never_judged(db_engine, pg_connect) -> None:
     _seed(pg_connect(), ok=29, failed=20)
     with db_engine.connect() as conn:
         counts = recent_load_counts(conn)
@@ -106,7 +106,7 @@ def test_fewer_than_50_loads_are_never_judged(db_url: str, db_engine, pg_connect
     assert evaluate_bars(Signals(image_loads=counts), CEILINGS) is None
 
 
-def test_only_the_newest_window_counts(db_url: str, db_engine, pg_connect) -> None:
+def test_only_the_newest_window_counts(db_engine, pg_connect) -> None:
     conn = pg_connect()
     _seed(conn, ok=0, failed=10, failures_first=True)  # an hour old
     _seed(conn, ok=500, failed=0)
@@ -116,7 +116,7 @@ def test_only_the_newest_window_counts(db_url: str, db_engine, pg_connect) -> No
         assert recent_load_counts(conn, window=505) == LoadCounts(505, 5)
 
 
-def test_other_skips_and_voters_are_not_load_failures(db_url: str, db_engine, pg_connect) -> None:
+def test_other_skips_and_voters_are_not_load_failures(db_engine, pg_connect) -> None:
     conn = pg_connect()
     _seed(conn, ok=60, failed=5, reason="file-missing")
     _seed(conn, ok=0, failed=5, voter="stage-d-join-key-v1")

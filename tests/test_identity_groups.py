@@ -191,7 +191,7 @@ def test_the_review_queue_shows_a_group_once_and_a_vote_applies_to_every_copy(db
         ("no_match",), ("no_match",)]
 
 
-def test_content_locks_take_the_free_hashes_in_one_round_and_leave_the_held_ones(db_url, db_engine):
+def test_content_locks_take_the_free_hashes_in_one_round_and_leave_the_held_ones(db_engine):
     """Two batches' lock sessions: the second takes only the hashes the first does not hold, and gets the rest once
     the first lets go (the lock state is read back from pg_locks, not from the code under test)."""
     from stage_e_dagster.db.judgement.identity_groups import ContentLocks

@@ -87,12 +87,12 @@ def test_symlinks_and_escaping_paths_are_refused(db_url, db_engine, scans, tmp_p
     assert "Secret.png" not in _cards(db_url)
 
 
-def test_missing_directory_is_a_clear_error(db_url, db_engine, tmp_path):
+def test_missing_directory_is_a_clear_error(db_engine, tmp_path):
     with pytest.raises(NotADirectoryError):
         ingest_directory(db_engine, tmp_path / "nope", "local")
 
 
-def test_pipes_and_other_special_files_are_refused_not_read(db_url, db_engine, scans):
+def test_pipes_and_other_special_files_are_refused_not_read(db_engine, scans):
     os.mkfifo(scans / "Stalled [M20].png")  # reading it would block forever
     summary = ingest_directory(db_engine, scans, "local")
     assert ("Stalled [M20].png", "not a regular file") in summary.refused

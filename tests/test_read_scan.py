@@ -94,7 +94,7 @@ def test_the_ocr_worker_refuses_a_scan_replaced_by_a_symlink(tree):
     assert result.outcome.reason == "file-symlink"
 
 
-def test_ingest_refuses_a_name_that_is_not_utf8_and_registers_the_rest(db_url, db_engine, tmp_path):
+def test_ingest_refuses_a_name_that_is_not_utf8_and_registers_the_rest(db_engine, tmp_path):
     from stage_e_dagster.db.intake.ingest import ingest_directory
 
     root = tmp_path / "scans"

@@ -79,7 +79,7 @@ def test_a_new_human_vote_replaces_that_users_previous_one(db_url, db_engine, ca
     assert _state(db_url, card) == ("no_match", None)
 
 
-def test_review_list_shows_routed_unresolved_cards_with_their_reasons(db_url, db_engine, cards, cli):
+def test_review_list_shows_routed_unresolved_cards_with_their_reasons(db_engine, cards, cli):
     run_stage_d(db_engine, [cards["agreed"], cards["unreadable"], cards["unknown"]], "run-1")
     listed = cli(review, "list")
     assert listed.exit_code == 0, listed.output
@@ -106,7 +106,7 @@ def test_review_list_shows_routed_unresolved_cards_with_their_reasons(db_url, db
         (["{card}", "--no-match"], "Missing option '--user'"),
     ],
 )
-def test_vote_rejects_bad_input_with_a_clear_error(db_url, db_engine, cards, cli, args, message):
+def test_vote_rejects_bad_input_with_a_clear_error(db_engine, cards, cli, args, message):
     result = cli(vote, *(a.format(card=cards["unknown"]) for a in args))
     assert result.exit_code != 0
     assert message in result.output

@@ -90,7 +90,7 @@ def test_sequential_rerun_writes_nothing(db_url, db_engine, seeded):
     assert again["outcomes"] == first["outcomes"]
 
 
-def test_missing_cards_and_empty_batches_are_counted_not_raised(db_url, db_engine, seeded):
+def test_missing_cards_and_empty_batches_are_counted_not_raised(db_engine, seeded):
     counters = run_stage_d(db_engine, [seeded[0].card_id, 10**9], "run-1")
     assert (counters["cards"], counters["cards_processed"], counters["cards_missing"]) == (2, 1, 1)
     assert run_stage_d(db_engine, [], "run-2")["cards_processed"] == 0

@@ -58,7 +58,7 @@ def scanned(db_url, tmp_path):
         return {card.id: truth[card.identifier] for card in s.scalars(select(Card))}
 
 
-def test_stage_d_identifies_rendered_scans_from_real_evidence(db_url, db_engine, scanned):
+def test_stage_d_identifies_rendered_scans_from_real_evidence(db_engine, scanned):
     counters = run_stage_d(db_engine, list(scanned), "run-e2e")
     with session_scope(db_engine) as s:
         votes = s.scalars(select(CardPrintingTag)).all()
