@@ -1,10 +1,12 @@
-"""Drill `crash`: `kill -9` of a live run's worker in the middle of Stage C, under `stage-e dev`.
+"""Drill `crash`: `kill -9` of a live draining run's worker in the middle of a claim's Stage C, under `stage-e dev`.
 
-A run is killed once 25-85% of its batch's cards have evidence (and it wrote some of it itself, so it is doing OCR
-right now and holds an OCR slot). Then:
+The process that runs a draining run also runs its claims (each a `micro_batch` run in that process), so it is
+killed once 25-85% of a claim's cards have evidence (and the claim wrote some of it itself, so its OCR workers are
+reading right now and hold a slot). Then:
 
-- Dagster's run monitoring marks the run FAILURE, and `record_run_failures` (not the stream's reaper, whose
-  reasons start with "abandoned") leaves its ledger row `failed` with a reason;
+- Dagster marks the draining run FAILURE; the claim's run, which Dagster cannot see die (it ran in that process),
+  is reclaimed by the stream's reaper: its ledger row ends `failed` with an "abandoned: the process running it ...
+  is gone" reason, and its Dagster run is marked FAILURE with that reason;
 - the OCR slot it held is free again: the time from the kill until `pg_locks` shows no advisory lock held by the
   run's lock connections is measured (a figure; only a generous bound is asserted, the host is shared);
 - no OCR worker outlives the run: every worker process (psutil) is gone;
@@ -56,6 +58,7 @@ _HOLDERS = """
 SELECT l.pid, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s::oid AND a.application_name LIKE %s
 """
+"""OCR slots held, with the lock connection's backend pid and application name (`stage-e-ocr <holder> pid=<pid>`)."""
 _STILL_HELD = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = ANY(%s)"
 
 
@@ -108,9 +111,23 @@ def _wait_gone(pids: set[int], since: float, what: str) -> float:
     return time.monotonic() - since
 
 
+def _slot_holders(conn, owner_pid: int) -> list[tuple[int, str, int]]:
+    """The OCR slots held by workers of process `owner_pid`: (backend pid, application name, worker pid)."""
+    try:
+        children = {p.pid for p in psutil.Process(owner_pid).children(recursive=True)}
+    except psutil.Error:
+        return []
+    held = []
+    for backend, name in _query(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX}%")):
+        match = re.search(r"pid=(\d+)", name or "")
+        if match and int(match.group(1)) in children:
+            held.append((backend, name, int(match.group(1))))
+    return held
+
+
 def _pick_victim(conn, dev: Dev, spared: set[str], timeout: float) -> tuple[str, int, int, int]:
-    """Wait for a running batch (not in `spared`) that is inside the kill window and holds an OCR slot; returns
-    (run id, worker pid, cards, cards with evidence)."""
+    """Wait for a running batch (not in `spared`) that is inside the kill window and whose process's OCR workers
+    hold a slot; returns (run id, process pid, cards, cards with evidence)."""
     deadline = time.monotonic() + timeout
     last_record = 0.0
     while time.monotonic() < deadline:
@@ -121,7 +138,7 @@ def _pick_victim(conn, dev: Dev, spared: set[str], timeout: float) -> tuple[str,
             share = evidenced / cards
             if run_id in spared or not own or not KILL_WINDOW[0] <= share <= KILL_WINDOW[1]:
                 continue
-            if _query(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX} {run_id}%")):
+            if _slot_holders(conn, _owner_pid(owner)):
                 return run_id, _owner_pid(owner), cards, evidenced
         time.sleep(0.05)
     raise AssertionError(f"no running batch reached {KILL_WINDOW[0]:.0%}-{KILL_WINDOW[1]:.0%} evidence while "
@@ -136,9 +153,9 @@ def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
         victim = psutil.Process(pid)
         assert victim.pid in dev.seen or any(p.pid in dev.seen for p in victim.parents()), \
             "the run worker is a process of stage-e dev's tree"
-        holders = _query(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX} {run_id}%"))
-        backends = [backend for backend, _ in holders]
-        workers = {int(m.group(1)) for _, name in holders if (m := re.search(r"pid=(\d+)", name))}
+        holders = _slot_holders(conn, pid)
+        backends = [backend for backend, _, _ in holders]
+        workers = {worker for _, _, worker in holders}
         tree = {p.pid for p in victim.children(recursive=True)}
         assert workers and workers <= tree, f"the slot holders {workers} are OCR workers of the run {tree}"
         kill = Kill(run_id, pid, cards, evidenced)
@@ -165,19 +182,19 @@ def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
 
 
 def check_killed_run(home: Home, dev: Dev, kill: Kill, timeout: float) -> str:
-    """Dagster marks the killed run FAILURE and the run-failure sensor leaves its ledger row failed with a reason;
-    returns the reason."""
+    """The reaper reclaims the killed claim (its process is gone) and Dagster's record of the claim's run says
+    FAILURE; returns the ledger's reason."""
     wait_for(lambda: any(r["runId"] == kill.run_id and r["status"] == "FAILURE" for r in micro_batch_runs(dev)),
              timeout, f"killed run {kill.run_id} to be marked FAILURE", every=dev.record)
     kill.failed_s = time.monotonic() - kill.killed_at
 
     def recorded() -> str | None:
         found = rows(home, "SELECT status, failure_reason FROM dispatch_ledger WHERE run_id = %s", (kill.run_id,))
-        if found and found[0][0] == "failed" and found[0][1] and not found[0][1].startswith("abandoned"):
+        if found and found[0][0] == "failed" and (found[0][1] or "").startswith("abandoned: the process running it"):
             return found[0][1]
         return None
 
-    reason = wait_for(recorded, timeout, f"record_run_failures to mark {kill.run_id} failed", every=dev.record)
+    reason = wait_for(recorded, timeout, f"the reaper to reclaim {kill.run_id}", every=dev.record)
     kill.recorded_s = time.monotonic() - kill.killed_at
     return reason
 

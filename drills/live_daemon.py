@@ -1,14 +1,13 @@
 """Drill `live-daemon`: the pipeline as it runs in production, `stage-e dev` (webserver, daemon, code server) on the
 embedded Postgres, driven and read only through the UI's GraphQL API and the database.
 
-- The code location shows the three stage assets, the `micro_batch` job, the sensors running and the backstop
-  sweep schedule running.
-- Ingested cards are picked up by the daemon's `card_stream` sensor and end in completed runs: every run SUCCESS,
-  every ledger row `completed`, each card in exactly one batch, every card evidenced and voted (or routed to
-  review), nothing written twice.
-- Run keys deduplicate: no two runs share a key; and when a finished batch's cards are offered again unchanged
-  (their evidence deleted, so the sensor requests the very same batch), the daemon records the tick's run key and
-  launches nothing for it.
+- The code location shows the three stage assets, the `micro_batch` and `stream_drain` jobs, the sensors running
+  and the backstop sweep schedule running.
+- Ingested cards are picked up by a draining run the daemon's `card_stream` sensor starts; its claims end as
+  completed `micro_batch` runs tagged with it: every run SUCCESS, every ledger row `completed`, each card in exactly
+  one batch, every card evidenced and voted (or routed to review), nothing written twice.
+- Nothing is taken twice: when a finished batch's cards are offered again (their evidence deleted) while the
+  draining run is going, it claims them once more in one new batch, and no second draining run starts beside it.
 - Ctrl-C to the process group stops everything: no process of the tree is left.
 """
 
@@ -30,14 +29,13 @@ from drills.daemon_kit import (
     stream_env,
     wait_settled,
 )
-from drills.live import Dev, Home, wait_for
-from stage_e_dagster.sensors.card_stream import KEY_EPOCH_SECONDS
+from drills.live import Dev, Home
 
 ASSETS = {"image_evidence", "printing_votes", "dispatch_outcome"}
 SENSORS = {"card_stream", "record_run_failures", "source_inbox"}
 SCHEDULE = "backstop_sweep"
-_TICKS = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name sensorState { '
-          'ticks(limit: 20) { timestamp status runKeys runIds } } } } } } }')
+_DRAINS = ('{ runsOrError(filter: {pipelineName: "stream_drain"}) { ... on Runs { results { runId status '
+           'tags { key value } } } } }')
 
 
 def check_definitions(dev: Dev) -> None:
@@ -47,27 +45,29 @@ def check_definitions(dev: Dev) -> None:
     repo = nodes[0]
     assets = {node["assetKey"]["path"][-1] for node in repo["assetNodes"]}
     assert ASSETS <= assets, assets
-    assert "micro_batch" in {job["name"] for job in repo["jobs"]}
+    assert {"micro_batch", "stream_drain"} <= {job["name"] for job in repo["jobs"]}
     sensors = {s["name"]: s["sensorState"]["status"] for s in repo["sensors"]}
     assert all(sensors.get(name) == "RUNNING" for name in SENSORS), sensors
     schedules = {s["name"]: s["scheduleState"]["status"] for s in repo["schedules"]}
     assert schedules.get(SCHEDULE) == "RUNNING", schedules
 
 
-def stream_ticks(dev: Dev, after: float) -> list[dict[str, Any]]:
-    """The card_stream sensor's ticks evaluated after `after` (epoch seconds)."""
-    nodes = query(dev, _TICKS)["repositoriesOrError"]["nodes"]
-    ticks = next(s["sensorState"]["ticks"] for s in nodes[0]["sensors"] if s["name"] == "card_stream")
-    return [tick for tick in ticks if tick["timestamp"] > after]
+def drain_runs(dev: Dev) -> list[dict[str, Any]]:
+    """Dagster's stream_drain runs: runId, status and tags as a dict."""
+    found = query(dev, _DRAINS)["runsOrError"]["results"]
+    return [{**r, "tags": {t["key"]: t["value"] for t in r["tags"]}} for r in found]
 
 
-def check_stream_runs(home: Home, dev: Dev, cards: int) -> dict[str, str]:
-    """Every micro_batch run came from the card stream and completed; each card was in exactly one batch.
-    Returns run key -> run id."""
+def check_stream_runs(home: Home, dev: Dev, cards: int) -> int:
+    """Every micro_batch run is a claim of a draining run the stream started, and completed; each card was in
+    exactly one batch. Returns how many claims there were."""
+    drains = drain_runs(dev)
+    assert len(drains) == 1, f"one draining run takes the stream's cards: {drains}"
+    assert drains[0]["tags"].get("dagster/sensor_name") in ("card_stream", "source_inbox"), drains[0]["tags"]
     runs = micro_batch_runs(dev)
-    assert runs, "the card stream started no run"
+    assert runs, "the draining run made no claim"
     assert all(r["status"] == "SUCCESS" for r in runs), [(r["runId"], r["status"]) for r in runs]
-    assert all(r["tags"].get("dagster/sensor_name") == "card_stream" for r in runs)
+    assert all(r["tags"].get("stage_e/drain_run") == drains[0]["runId"] for r in runs)
     ledger = {run: (status, ids) for run, status, ids in rows(home, "SELECT run_id, status, card_ids FROM "
                                                                "dispatch_ledger")}
     assert set(ledger) == {r["runId"] for r in runs}, "one ledger row per run"
@@ -75,48 +75,26 @@ def check_stream_runs(home: Home, dev: Dev, cards: int) -> dict[str, str]:
     batched = sorted(card for _, ids in ledger.values() for card in ids)
     assert batched == sorted(r[0] for r in rows(home, "SELECT id FROM card")), "each card in exactly one batch"
     assert_each_card_done_once(home, cards)
-    keys = {r["tags"]["dagster/run_key"]: r["runId"] for r in runs}
-    assert len(keys) == len(runs), "no two runs share a run key"
-    return keys
+    return len(runs)
 
 
-def prove_dedup(home: Home, dev: Dev, figures: dict[str, Any], timeout: float) -> None:
-    """Offer a finished batch's cards again, unchanged: the sensor requests the same run key and the daemon skips
-    it. Run keys carry the hour, so when the hour turned since that batch ran, the new run it gets is finished
-    first and offered again in turn."""
-    for _ in range(2):
-        runs = micro_batch_runs(dev)
-        before = {r["runId"]: r["tags"]["dagster/run_key"] for r in runs}
-        run_id, card_ids = rows(home, "SELECT run_id, card_ids FROM dispatch_ledger WHERE status = 'completed' "
-                                      "ORDER BY finished_at DESC LIMIT 1")[0]
-        key = before[run_id]
-        reopened = time.time()
-        assert execute(home, "DELETE FROM image_evidence WHERE card_id = ANY(%s)", (list(card_ids),)) == len(card_ids)
-        assert scalar(home, "SELECT count(*) FROM card_work") == len(card_ids), "the batch's cards are owed work"
-
-        def settled_tick(before=before, reopened=reopened, key=key) -> dict[str, Any] | None:
-            new_runs = {r["runId"] for r in micro_batch_runs(dev)} - set(before)
-            if new_runs:
-                return {"new_runs": sorted(new_runs)}
-            return next((tick for tick in stream_ticks(dev, reopened) if key in tick["runKeys"]), None)
-
-        seen = wait_for(settled_tick, timeout, "the card stream to request the reopened batch again",
-                        every=dev.record)
-        if "new_runs" in seen:
-            new_keys = {r["tags"]["dagster/run_key"] for r in micro_batch_runs(dev) if r["runId"] in seen["new_runs"]}
-            assert not new_keys & set(before.values()), "a run key was launched twice"
-            created = next(r["creationTime"] for r in runs if r["runId"] == run_id)
-            assert int(created // KEY_EPOCH_SECONDS) != int(time.time() // KEY_EPOCH_SECONDS), \
-                "a reopened batch got a new run key although its key's hour had not turned"
-            figures["dedup_hour_turned"] = True
-            wait_settled(home, dev, timeout)
-            continue
-        assert seen["runIds"] == [], f"the tick that requested {key} again launched {seen['runIds']}"
-        time.sleep(6)  # one more sensor interval: still nothing launched for it
-        assert {r["runId"] for r in micro_batch_runs(dev)} == set(before), "a reopened batch was launched again"
-        figures["dedup_skipped_key"] = key[:32]
-        return
-    raise AssertionError("the reopened batch got a new run key twice in a row")
+def prove_no_double_claim(home: Home, dev: Dev, figures: dict[str, Any], timeout: float) -> None:
+    """Offer a finished batch's cards again while the draining run is going (idle): it claims them in one new
+    batch, and the sensors start no second draining run."""
+    (drain,) = drain_runs(dev)
+    assert drain["status"] == "STARTED", "the draining run is still going, idle"
+    before = {r["runId"] for r in micro_batch_runs(dev)}
+    run_id, card_ids = rows(home, "SELECT run_id, card_ids FROM dispatch_ledger WHERE status = 'completed' "
+                                  "ORDER BY finished_at DESC LIMIT 1")[0]
+    assert execute(home, "DELETE FROM image_evidence WHERE card_id = ANY(%s)", (list(card_ids),)) == len(card_ids)
+    assert scalar(home, "SELECT count(*) FROM card_work") == len(card_ids), "the batch's cards are owed work"
+    wait_settled(home, dev, timeout)
+    time.sleep(12)  # more than a card_stream interval: room for a wrongly started second draining run
+    new = [r for r in micro_batch_runs(dev) if r["runId"] not in before]
+    claims = rows(home, "SELECT card_ids FROM dispatch_ledger WHERE run_id = ANY(%s)", ([r["runId"] for r in new],))
+    assert sorted(card for (ids,) in claims for card in ids) == sorted(card_ids), "each reopened card once"
+    assert len(drain_runs(dev)) == 1, "no second draining run beside the going one"
+    figures["reclaimed_in_claims"] = len(new)
 
 
 def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], cards: int = 30, batch: int = 10,
@@ -132,9 +110,8 @@ def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], car
     check_definitions(dev)
     wait_settled(home, dev, timeout)
     figures["settled_s"] = round(time.monotonic() - started, 1)
-    keys = check_stream_runs(home, dev, cards)
-    figures["runs"] = len(keys)
-    prove_dedup(home, dev, figures, timeout=120)
+    figures["runs"] = check_stream_runs(home, dev, cards)
+    prove_no_double_claim(home, dev, figures, timeout=120)
     assert dev.ctrl_c() == 0
     left = dev.left_behind()
     assert left == [], f"processes left behind: {left}"

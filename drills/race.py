@@ -214,7 +214,7 @@ def _racer(gate: Path, index: int, card_ids: list[int]) -> None:
     """One racing run: load the production job, say ready, wait for the gate, execute, report one JSON line."""
     from dagster import DagsterEventType, DagsterInstance
 
-    from stage_e_dagster.bulk import QUIET
+    from stage_e_dagster.in_process import QUIET
     from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
     from stage_e_dagster.runtime import prepare_dagster_environment
 

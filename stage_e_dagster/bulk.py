@@ -1,7 +1,8 @@
 """BULK mode: drive the backlog through the `micro_batch` job in this process, batch after batch.
 
-Runs are recorded in the given Dagster instance, so they show in the UI beside the streamed ones. Each card is
-attempted at most once per invocation (a watermark on the card id moves past every batch, whatever its outcome).
+Runs are recorded in the given Dagster instance, so they show in the UI beside the streamed ones. Each batch is
+claimed atomically (`in_process.claim`), so a bulk run beside a draining run never takes the same cards. Each card
+is attempted at most once per invocation (a watermark on the card id moves past every batch, whatever its outcome).
 Batches that died earlier are reclaimed first, so a killed `stage-e run` gives its cards back to the next one.
 A database that goes away mid-run ends the run with `DatabaseLost`, one clear message, instead of a traceback.
 The OCR workers are kept from batch to batch (`keep_workers`): the run pays their start and model load once, and
@@ -23,21 +24,16 @@ from dagster_postgres.utils import DagsterPostgresException
 from sqlalchemy import URL, Engine
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from stage_e_dagster.control.failures import record_in_process_failure
 from stage_e_dagster.control.reaper import reclaim_dead_batches
-from stage_e_dagster.control.run_queue import busy_card_ids
 from stage_e_dagster.db.core.urls import redact
-from stage_e_dagster.db.runs import ledger
-from stage_e_dagster.db.work.queue import cards_needing_work
+from stage_e_dagster.host import process_owner
+from stage_e_dagster.in_process import claim, run_claim
 from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
 from stage_e_dagster.settings import Settings
 from stage_e_dagster.workers.ocr_pool import keep_workers
 
 STORAGE_POOL_RECYCLE_SECONDS = 3600
 _pooled: weakref.WeakSet[DagsterInstance] = weakref.WeakSet()
-
-# Per-event DEBUG lines would bury the progress bar; the events are still stored and shown in the UI.
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 @dataclass
@@ -77,28 +73,20 @@ def run_backlog(
             watermark = None
             while (limit is None or summary.cards < limit) and not summary.halted:
                 size = batch_size if limit is None else min(batch_size, limit - summary.cards)
-                busy = busy_card_ids(instance, engine)
-                with engine.connect() as conn:
-                    cards = cards_needing_work(conn, size, busy, after_id=watermark)
-                if not cards:
+                claimed = claim(engine, instance, trigger="bulk", mode=mode, limit=size, owner=process_owner(),
+                                after_id=watermark)
+                if claimed is None:
                     break
-                watermark = cards[-1].id
-                spec = BatchSpec(tuple(c.id for c in cards), trigger="bulk", mode=mode, trip_override=trip_override)
-                result = job.execute_in_process(
-                    run_config={**spec.run_config(), **QUIET}, instance=instance, raise_on_error=False,
-                    tags=spec.tags(),
-                )
-                with engine.connect() as conn:
-                    row = ledger.get(conn, result.run_id)
-                status = row.status if row else "missing"
-                if not result.success:
-                    summary.failed_runs.append(result.run_id)
-                    status = record_in_process_failure(engine, result, spec)
+                watermark = claimed.card_ids[-1]
+                spec = BatchSpec(claimed.card_ids, trigger="bulk", mode=mode, trip_override=trip_override)
+                status, success = run_claim(job, instance, engine, claimed, spec)
+                if not success:
+                    summary.failed_runs.append(claimed.run_id)
                 summary.halted = status == "halted"
                 summary.runs += 1
-                summary.cards += len(cards)
+                summary.cards += len(claimed.card_ids)
                 summary.statuses[status] = summary.statuses.get(status, 0) + 1
-                on_batch(len(cards), status)
+                on_batch(len(claimed.card_ids), status)
     except LOST_DATABASE as err:
         raise DatabaseLost(engine.url, err) from None
     return summary

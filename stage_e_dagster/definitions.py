@@ -9,7 +9,7 @@ from stage_e_dagster.assets.sources import card_sources
 from stage_e_dagster.assets.stage_c import image_evidence
 from stage_e_dagster.assets.stage_d import printing_votes
 from stage_e_dagster.assets.stage_e import dispatch_outcome
-from stage_e_dagster.jobs import acknowledge_envelope_trip, invariant_checks, micro_batch, sync_sources
+from stage_e_dagster.jobs import acknowledge_envelope_trip, invariant_checks, micro_batch, stream_drain, sync_sources
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
@@ -30,7 +30,7 @@ def build_definitions(settings: Settings) -> Definitions:
     return Definitions(
         assets=[card_sources, image_evidence, printing_votes, dispatch_outcome],
         asset_checks=ASSET_CHECKS,
-        jobs=[micro_batch, sync_sources, invariant_checks, acknowledge_envelope_trip],
+        jobs=[micro_batch, stream_drain, sync_sources, invariant_checks, acknowledge_envelope_trip],
         sensors=[build_card_stream(settings.stream_interval_seconds), record_run_failures,
                  build_source_inbox(settings.inbox_interval_seconds)],
         schedules=[build_backstop_sweep(settings.sweep_cron, settings.sweep_timezone),
@@ -54,7 +54,11 @@ def build_definitions(settings: Settings) -> Definitions:
                                  sample_interval_seconds=settings.envelope_sample_seconds,
                                  trip_max_open_seconds=settings.trip_max_open_seconds),
             "stream": StreamControl(enabled=settings.streaming, batch_size=settings.batch_size,
-                                    max_runs_per_tick=settings.max_runs_per_tick,
+                                    drain_runs=settings.drain_runs, drain_idle_seconds=settings.drain_idle_seconds,
+                                    drain_max_seconds=settings.drain_max_seconds,
+                                    drain_watch_seconds=settings.drain_watch_seconds,
+                                    worker_grace_seconds=settings.ocr_idle_grace_seconds,
+                                    inbox_read_limit=settings.inbox_read_limit,
                                     max_queued_runs=settings.max_queued_runs, sweep_chunk=settings.sweep_chunk,
                                     reconcile_window=settings.reconcile_window,
                                     reclaim_after_seconds=settings.reclaim_after_seconds),

@@ -1,6 +1,7 @@
 """The job contracts, every job of the code location: `micro_batch` (its name, its assets' keys, the batch it runs
-on (run config) and its tags), `sync_sources` (the `card_sources` asset over some or all sources),
-`invariant_checks` (every asset check) and `acknowledge_envelope_trip` (one trip acknowledged from the UI).
+on (run config) and its tags), `stream_drain` (a draining run: claims owed cards and runs each claim as a
+`micro_batch` run), `sync_sources` (the `card_sources` asset over some or all sources), `invariant_checks` (every
+asset check) and `acknowledge_envelope_trip` (one trip acknowledged from the UI).
 
 Everything that starts or reads a micro-batch run (the stream sensor, the sweep, `stage-e run`, the run-failure
 sensor) goes through this module. Card ids travel in run config, never in tags (a long tag value fails run
@@ -17,6 +18,7 @@ from typing import Any
 from dagster import AssetKey, AssetSelection, define_asset_job, in_process_executor, job
 
 from stage_e_dagster.ops.acknowledge import acknowledge_trip
+from stage_e_dagster.ops.drain import drain_stream
 
 MICRO_BATCH = "micro_batch"
 IMAGE_EVIDENCE = AssetKey("image_evidence")
@@ -34,6 +36,10 @@ TAG_MODE = "stage_e/mode"
 TAG_BATCH_SIZE = "stage_e/batch_size"
 TAG_FIRST_CARD = "stage_e/first_card"
 TAG_LAST_CARD = "stage_e/last_card"
+
+STREAM_DRAIN = "stream_drain"
+TAG_DRAIN_RUN = "stage_e/drain_run"
+"""On a micro_batch run started by a draining run: that run's id."""
 
 SYNC_SOURCES = "sync_sources"
 CARD_SOURCES = AssetKey("card_sources")
@@ -139,3 +145,9 @@ invariant_checks = define_asset_job(
 @job(description="Acknowledge an envelope trip (op config: trip_id, note).")
 def acknowledge_envelope_trip() -> None:
     acknowledge_trip()
+
+
+@job(description="A draining run: claims owed cards batch after batch and runs each claim as a micro_batch run, "
+                 "until the stream is idle.", executor_def=in_process_executor, tags={TAG_JOB: STREAM_DRAIN})
+def stream_drain() -> None:
+    drain_stream()

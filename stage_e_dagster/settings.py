@@ -173,13 +173,32 @@ class Settings:
     batch_size: int = setting(
         "STAGE_E_BATCH_SIZE", 250, "cards per micro-batch run (stream, sweep and `stage-e run`); 250 keeps "
         "Dagster's cost per run near 5% of a batch (docs/performance.md)", _positive_int)
-    max_runs_per_tick: int = setting(
-        "STAGE_E_MAX_RUNS_PER_TICK", 4, "micro-batch runs one `card_stream` tick may request", _positive_int)
     max_queued_runs: int = setting(
-        "STAGE_E_MAX_QUEUED_RUNS", 8, "backpressure: the stream and the sweep request no new run while this many "
-        "micro-batch runs wait to start", _positive_int)
+        "STAGE_E_MAX_QUEUED_RUNS", 8, "backpressure: the sweep requests no new run while this many micro-batch runs "
+        "wait to start", _positive_int)
+    drain_runs: int = setting(
+        "STAGE_E_DRAIN_RUNS", 1, "draining runs (`stream_drain`) the stream keeps going while cards are owed; each "
+        "claims cards atomically, so more than one is safe (one per host's OCR slots is plenty)", _positive_int)
+    drain_idle_seconds: float = setting(
+        "STAGE_E_DRAIN_IDLE_SECONDS", 300.0, "a draining run ends after this long with nothing to claim (the stream "
+        "starts another when cards arrive)", _positive_float, shown="300")
+    drain_max_seconds: float = setting(
+        "STAGE_E_DRAIN_MAX_SECONDS", 1800.0, "a draining run ends after this long in all and another takes over "
+        "(keep it under run monitoring's `max_runtime_seconds`)", _positive_float, shown="1800")
+    drain_watch_seconds: float = setting(
+        "STAGE_E_DRAIN_WATCH_SECONDS", 1.0, "while a draining run is going, it compares the local source "
+        "directories' listings with the last sync this often and syncs a changed one itself", _positive_float,
+        shown="1")
+    ocr_idle_grace_seconds: float = setting(
+        "STAGE_E_OCR_IDLE_GRACE_SECONDS", 10.0, "a draining run keeps its OCR workers (and their slots) warm between "
+        "claims, and releases them after this long with nothing to do, so an idle stream never keeps a bulk run or "
+        "another host from a slot for longer", _non_negative_float, shown="10")
+    inbox_read_limit: int = setting(
+        "STAGE_E_INBOX_READ_LIMIT", 300, "files one sensor tick (or one watch of a draining run) reads from a "
+        "changed source; a bigger change is finished by a `sync_sources` run", _positive_int)
     stream_interval_seconds: int = setting(
-        "STAGE_E_STREAM_INTERVAL_SECONDS", 15, "`card_stream` interval", _positive_int)
+        "STAGE_E_STREAM_INTERVAL_SECONDS", 10, "`card_stream` interval: how often it reclaims dead batches and makes "
+        "sure a draining run takes the owed cards", _positive_int)
     sweep_cron: str = setting(
         "STAGE_E_SWEEP_CRON", "*/30 * * * *", "backstop sweep schedule (cron)", shown="`*/30 * * * *`")
     sweep_timezone: str = setting(
@@ -191,8 +210,8 @@ class Settings:
         "STAGE_E_RECONCILE_WINDOW", 20_000, "card ids each sweep tick re-checks against the full work rule (mending "
         "any drift of the work queue)", _positive_int, shown="20000")
     inbox_interval_seconds: int = setting(
-        "STAGE_E_INBOX_INTERVAL_SECONDS", 15, "`source_inbox` interval: how often the source directories' listings "
-        "are compared with the last one seen", _positive_int)
+        "STAGE_E_INBOX_INTERVAL_SECONDS", 5, "`source_inbox` interval: how often the source directories' listings "
+        "are compared with the last one synced (a changed one is synced in the tick)", _positive_int)
     resync_cron: str = setting(
         "STAGE_E_RESYNC_CRON", "0 3 * * *", "`source_resync` schedule (cron): a full re-sync of every source, "
         "re-reading every file", shown="`0 3 * * *`")

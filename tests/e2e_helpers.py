@@ -10,7 +10,7 @@ from stage_e_dagster.db.catalog.importer import import_catalog, store_symbol_has
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.intake.ingest import ingest_directory
 from stage_e_dagster.demo.generate import generate
-from stage_e_dagster.jobs import micro_batch
+from stage_e_dagster.jobs import micro_batch, stream_drain
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
@@ -36,7 +36,7 @@ def resources(db_url: str, **overrides) -> dict:
         "ocr_slots": OcrSlots(database=AppDatabase(database_url=db_url), max_slots=2),
         "ocr": OcrSettings(throttle_retries=1, throttle_backoff_seconds=1),
         "envelope": Envelope(database=AppDatabase(database_url=db_url), host_load_ceiling=1000.0),
-        "stream": StreamControl(batch_size=25, max_runs_per_tick=5),
+        "stream": StreamControl(batch_size=25, drain_idle_seconds=1.0, worker_grace_seconds=0.5),
         "consensus": Consensus(),
     }
     base.update(overrides)
@@ -45,10 +45,14 @@ def resources(db_url: str, **overrides) -> dict:
 
 def micro_batch_job(db_url: str, **overrides) -> JobDefinition:
     """The real `micro_batch` job bound to test resources."""
+    return stage_definitions(db_url, **overrides).resolve_job_def("micro_batch")
+
+
+def stage_definitions(db_url: str, **overrides) -> Definitions:
+    """The stage assets with the `micro_batch` and `stream_drain` jobs, bound to test resources."""
     from stage_e_dagster.assets.stage_c import image_evidence
     from stage_e_dagster.assets.stage_d import printing_votes
     from stage_e_dagster.assets.stage_e import dispatch_outcome
 
-    defs = Definitions(assets=[image_evidence, printing_votes, dispatch_outcome], jobs=[micro_batch],
+    return Definitions(assets=[image_evidence, printing_votes, dispatch_outcome], jobs=[micro_batch, stream_drain],
                        resources=resources(db_url, **overrides))
-    return defs.resolve_job_def("micro_batch")

@@ -10,7 +10,7 @@ from dagster import DagsterInstance, RunsFilter
 
 from stage_e_dagster.cli import main
 from stage_e_dagster.db.slots.holders import list_slot_holders
-from stage_e_dagster.runtime import PROJECT_ROOT
+from stage_e_dagster.runtime import INSTANCE_TEMPLATE
 from tests.conftest import scratch_database
 from tests.stage_c_helpers import rows, seed_scans
 
@@ -22,7 +22,7 @@ def dagster_env(pg_server_url, db_url, tmp_path, monkeypatch):
     """Environment of an operator's shell: app DB, Dagster storage DB and a DAGSTER_HOME with dagster.yaml."""
     home = tmp_path / "dagster_home"
     home.mkdir()
-    shutil.copyfile(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(INSTANCE_TEMPLATE, home / "dagster.yaml")
     with scratch_database(pg_server_url, "dg") as dagster_url:
         monkeypatch.setenv("STAGE_E_DATABASE_URL", db_url)
         monkeypatch.setenv("STAGE_E_DAGSTER_DATABASE_URL", dagster_url)

@@ -1,4 +1,7 @@
-"""The card stream sensor against a real Postgres and a real Dagster instance, driven tick by tick."""
+"""The card stream sensor against a real Postgres and a real Dagster instance, driven tick by tick: it starts a
+draining run whenever cards are owed and none is going, names what stops it, and reclaims dead batches. What a
+draining run then takes (the offered cards) is the work queue's, checked here through `cards_needing_work` and a
+claim, the way a draining run and a bulk run take cards."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ from dagster import (
     DagsterRunStatus,
     DefaultSensorStatus,
     Definitions,
-    RunRequest,
     SensorResult,
     SkipReason,
     build_sensor_context,
@@ -15,11 +17,12 @@ from dagster import (
 from sqlalchemy import text
 
 from stage_e_dagster.db.runs import ledger, trips
+from stage_e_dagster.db.work.queue import cards_needing_work
 from stage_e_dagster.definitions import build_definitions
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.work import STAGE_C_ID
-from stage_e_dagster.jobs import batch_from_run_config
+from stage_e_dagster.jobs import STREAM_DRAIN
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.card_stream import card_stream
@@ -41,74 +44,39 @@ def tick(instance: DagsterInstance, url: str, **control) -> SensorResult | SkipR
         return card_stream(ctx)
 
 
-def launched(instance: DagsterInstance, result: SensorResult) -> None:
-    """What the daemon does with the requests: each becomes a queued run holding its batch."""
-    for batch in requested(result):
-        add_runs(instance, DagsterRunStatus.QUEUED, 1, card_ids=batch)
+def drains(result: SensorResult | SkipReason) -> int:
+    """How many draining runs the tick requested (0 for a skip)."""
+    if isinstance(result, SkipReason):
+        return 0
+    assert all(r.job_name == STREAM_DRAIN for r in result.run_requests)
+    return len(result.run_requests)
 
 
-def requested(result: SensorResult | SkipReason) -> list[tuple[int, ...]]:
-    assert isinstance(result, SensorResult), result
-    return [batch_from_run_config(r.run_config).card_ids for r in result.run_requests]
-
-
-def flat(batches: list[tuple[int, ...]]) -> list[int]:
-    return [i for b in batches for i in b]
+def offered(db_engine) -> list[int]:
+    with db_engine.connect() as conn:
+        return [card.id for card in cards_needing_work(conn, 1000)]
 
 
 # --- scenarios ------------------------------------------------------------------------------------------------
 
 
-def test_nothing_is_requested_twice_and_new_cards_come_next(db_url, instance):
-    first = seed_cards(db_url, 5)
-    result = tick(instance, db_url)
-    assert requested(result) == [tuple(first)]
-    assert [r.run_key for r in tick(instance, db_url).run_requests] == [r.run_key for r in result.run_requests]
-
-    launched(instance, result)
-    again = tick(instance, db_url)
-    assert isinstance(again, SkipReason) and "no card" in again.skip_message
-
-    later = seed_cards(db_url, 3)
-    assert flat(requested(tick(instance, db_url))) == later
+def test_owed_cards_start_one_draining_run_and_a_going_one_is_left_to_take_them(db_url, instance):
+    idle = tick(instance, db_url)
+    assert isinstance(idle, SkipReason) and "no card" in idle.skip_message
+    seed_cards(db_url, 5)
+    assert drains(tick(instance, db_url)) == 1
+    add_runs(instance, DagsterRunStatus.QUEUED, 1, job=STREAM_DRAIN)  # what the daemon makes of the request
+    going = tick(instance, db_url)
+    assert isinstance(going, SkipReason) and "1 draining run(s) take the owed cards" in going.skip_message
+    add_runs(instance, DagsterRunStatus.STARTED, 1, job=STREAM_DRAIN)
+    assert drains(tick(instance, db_url, drain_runs=3)) == 1, "up to STAGE_E_DRAIN_RUNS going at once"
 
 
-def test_cards_are_batched_within_max_runs_per_tick(db_url, instance):
-    ids = seed_cards(db_url, 250)
-    result = tick(instance, db_url, batch_size=100)
-    batches = requested(result)
-    assert [len(b) for b in batches] == [100, 100, 50] and flat(batches) == ids
-    request: RunRequest = result.run_requests[0]
-    assert request.tags == {"stage_e/trigger": "card-event", "stage_e/mode": "passive",
-                            "stage_e/batch_size": "100", "stage_e/first_card": str(ids[0]),
-                            "stage_e/last_card": str(ids[99])}
-    config = batch_from_run_config(request.run_config)
-    assert (config.trigger, config.mode, config.force) == ("card-event", "passive", False)
-
-    capped = tick(instance, db_url, batch_size=100, max_runs_per_tick=2)
-    assert flat(requested(capped)) == ids[:200]
-    launched(instance, capped)
-    rest = tick(instance, db_url, max_runs_per_tick=2)
-    assert requested(rest) == [tuple(ids[200:])]
-
-
-def test_run_keys_are_deterministic_and_change_with_the_cards_bytes(db_url, db_engine, instance):
-    ids = seed_cards(db_url, 30)
-    keys = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
-    assert keys == [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
-    assert len(set(keys)) == 3
-
-    with db_engine.begin() as conn:  # new bytes: the first batch gets a new key
-        conn.execute(text("UPDATE card SET content_sha256 = md5('x') WHERE id = :id"), {"id": ids[0]})
-    after = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
-    assert after[0] != keys[0] and after[1:] == keys[1:]
-
-    with db_engine.begin() as conn:
-        ledger.open_batch(conn, "run-1", "card-event", "passive", ids[10:20])  # a batch that ends without its cards
-    with db_engine.begin() as conn:
-        ledger.mark_failed(conn, "run-1", "failed", "boom")
-    retried = [r.run_key for r in tick(instance, db_url, batch_size=10).run_requests]
-    assert retried[0] == after[0] and retried[1] != keys[1] and retried[2] == keys[2]
+def test_draining_runs_that_ended_do_not_count(db_url, instance):
+    seed_cards(db_url, 2)
+    add_runs(instance, DagsterRunStatus.SUCCESS, 1, job=STREAM_DRAIN)
+    add_runs(instance, DagsterRunStatus.FAILURE, 1, job=STREAM_DRAIN)
+    assert drains(tick(instance, db_url)) == 1
 
 
 def test_skip_when_disabled(db_url, instance):
@@ -125,38 +93,22 @@ def test_one_open_trip_halts_the_stream_and_is_named(db_url, db_engine, instance
     assert isinstance(result, SkipReason) and trip_id in result.skip_message
     with db_engine.begin() as conn:
         trips.acknowledge(conn, trip_id, "load back to normal")
-    assert len(flat(requested(tick(instance, db_url)))) == 3
+    assert drains(tick(instance, db_url)) == 1
 
 
-def test_backpressure_skips_a_full_queue_and_fills_only_the_room_left(db_url, instance):
-    seed_cards(db_url, 100)
-    add_runs(instance, DagsterRunStatus.QUEUED, 4)
-    add_runs(instance, DagsterRunStatus.NOT_STARTED, 1)
-    add_runs(instance, DagsterRunStatus.STARTING, 1)
-    add_runs(instance, DagsterRunStatus.STARTED, 5)  # running, not waiting
-    add_runs(instance, DagsterRunStatus.QUEUED, 5, job="other_job")
-    partial = tick(instance, db_url, batch_size=10)
-    assert len(partial.run_requests) == 2  # 8 - 6 waiting, below max_runs_per_tick=4
-
-    add_runs(instance, DagsterRunStatus.QUEUED, 2)
-    full = tick(instance, db_url, batch_size=10)
-    assert isinstance(full, SkipReason)
-    assert "backpressure" in full.skip_message and "8" in full.skip_message
-
-
-def test_stale_bytes_reopen_a_finished_card(db_url, instance):
+def test_stale_bytes_reopen_a_finished_card(db_url, db_engine):
     pending, done = seed_cards(db_url, 2)
     add_evidence(db_url, done)
     mark_decided(db_url, done)
-    first = tick(instance, db_url)
-    assert flat(requested(first)) == [pending]
-
-    launched(instance, first)
+    assert offered(db_engine) == [pending]
+    with db_engine.begin() as conn:
+        ledger.claim_batch(conn, "run-1", "card-event", "passive", 10)
+    assert offered(db_engine) == []
     reingest(db_url, done)
-    assert flat(requested(tick(instance, db_url))) == [done]
+    assert offered(db_engine) == [done]
 
 
-def test_what_needs_work_follows_the_shared_definition(db_url, db_engine, instance):
+def test_what_needs_work_follows_the_shared_definition(db_url, db_engine):
     ids = seed_cards(db_url, 9)
     fresh, no_outcome, voted, abstained, no_evidence_skip, c_skipped, c_skipped_old, stale, gone = ids
     add_evidence(db_url, no_outcome)
@@ -171,10 +123,10 @@ def test_what_needs_work_follows_the_shared_definition(db_url, db_engine, instan
     add_evidence(db_url, stale, {**EXTRACTOR_VERSIONS, "collector": "collector-v0"})
     with db_engine.begin() as conn:
         conn.execute(text("UPDATE card SET missing_since = now() WHERE id = :id"), {"id": gone})
-    assert flat(requested(tick(instance, db_url))) == [fresh, no_outcome, no_evidence_skip, c_skipped_old, stale]
+    assert offered(db_engine) == [fresh, no_outcome, no_evidence_skip, c_skipped_old, stale]
 
 
-def test_cards_in_a_running_ledger_batch_are_excluded(db_url, db_engine, instance):
+def test_cards_in_a_running_ledger_batch_are_excluded(db_url, db_engine):
     ids = seed_cards(db_url, 6)
     with db_engine.begin() as conn:
         ledger.open_batch(conn, "run-busy", "card-event", "passive", ids[:3])
@@ -182,10 +134,10 @@ def test_cards_in_a_running_ledger_batch_are_excluded(db_url, db_engine, instanc
         ledger.open_batch(conn, "run-done", "card-event", "passive", ids[3:4])
     with db_engine.begin() as conn:
         ledger.close(conn, "run-done", "completed")
-    assert flat(requested(tick(instance, db_url))) == ids[3:]
+    assert offered(db_engine) == ids[3:]
 
 
-def test_cards_of_halted_failed_and_throttled_batches_come_back_with_a_growing_wait(db_url, db_engine, instance):
+def test_cards_of_halted_failed_and_throttled_batches_come_back_with_a_growing_wait(db_url, db_engine):
     ids = seed_cards(db_url, 3)
     for run_id, card, status in (("run-h", ids[0], "halted"), ("run-f", ids[1], "failed"), ("run-t", ids[2], "x")):
         with db_engine.begin() as conn:
@@ -199,12 +151,12 @@ def test_cards_of_halted_failed_and_throttled_batches_come_back_with_a_growing_w
     with db_engine.begin() as conn:
         ledger.mark_failed(conn, "run-f", "failed", "the failure event, processed twice")
     # First time round a halted or failed card is offered at once; a throttled one waits a little.
-    assert flat(requested(tick(instance, db_url))) == ids[:2]
+    assert offered(db_engine) == ids[:2]
     with db_engine.begin() as conn:
         ledger.open_batch(conn, "run-f2", "card-event", "passive", [ids[1]])
     with db_engine.begin() as conn:
         ledger.mark_failed(conn, "run-f2", "failed", "again")
-    assert flat(requested(tick(instance, db_url))) == ids[:1]  # a card that failed twice now waits
+    assert offered(db_engine) == ids[:1]  # a card that failed twice now waits
     with db_engine.connect() as conn:
         rows = conn.execute(text("SELECT card_id, attempts, retry_at > now() FROM card_work ORDER BY card_id")).all()
     assert [tuple(r) for r in rows] == [(ids[0], 1, False), (ids[1], 2, True), (ids[2], 1, True)]
@@ -216,11 +168,12 @@ def test_a_silent_running_batch_is_reclaimed_and_its_cards_offered_again(db_url,
         ledger.open_batch(conn, "run-dead", "card-event", "passive", ids[:2])
     with db_engine.begin() as conn:
         ledger.open_batch(conn, "run-alive", "card-event", "passive", ids[2:])
-    assert isinstance(tick(instance, db_url), SkipReason)
+    assert isinstance(tick(instance, db_url), SkipReason), "every card is in a live batch"
     with db_engine.begin() as conn:
         conn.execute(text("UPDATE dispatch_ledger SET heartbeat_at = now() - interval '10 minutes' "
                           "WHERE run_id = 'run-dead'"))
-    assert flat(requested(tick(instance, db_url, reclaim_after_seconds=300))) == ids[:2]
+    assert drains(tick(instance, db_url, reclaim_after_seconds=300)) == 1
+    assert offered(db_engine) == ids[:2]
     dead = ledger_row(db_url, "run-dead")
     assert dead.status == "failed" and dead.failure_reason.startswith("abandoned: no heartbeat since")
     assert ledger_row(db_url, "run-alive").status == "running"
@@ -231,14 +184,19 @@ def test_sensor_and_schedule_load_in_definitions():
     Definitions.validate_loadable(defs)
     repo = defs.get_repository_def()
     sensor_def, schedule_def = repo.get_sensor_def("card_stream"), repo.get_schedule_def("backstop_sweep")
-    assert sensor_def.minimum_interval_seconds == 15 and sensor_def.default_status == DefaultSensorStatus.RUNNING
-    assert sensor_def.job_name == "micro_batch" and schedule_def.job_name == "micro_batch"
+    assert sensor_def.minimum_interval_seconds == Settings.stream_interval_seconds
+    assert sensor_def.default_status == DefaultSensorStatus.RUNNING
+    assert sensor_def.job_name == STREAM_DRAIN and schedule_def.job_name == "micro_batch"
     assert (schedule_def.cron_schedule, schedule_def.execution_timezone) == ("*/30 * * * *", "UTC")
 
 
-def test_cards_in_a_queued_run_are_not_requested_again(db_url, instance):
+def test_a_claim_leaves_out_the_cards_of_queued_and_started_runs(db_url, db_engine, instance):
+    from stage_e_dagster.control.run_queue import busy_card_ids
+
     ids = seed_cards(db_url, 6)
     add_runs(instance, DagsterRunStatus.QUEUED, 1, card_ids=tuple(ids[:2]))
     add_runs(instance, DagsterRunStatus.STARTED, 1, card_ids=tuple(ids[2:3]))
     add_runs(instance, DagsterRunStatus.FAILURE, 1, card_ids=tuple(ids[3:4]))
-    assert flat(requested(tick(instance, db_url))) == ids[3:]
+    with db_engine.begin() as conn:
+        taken = ledger.claim_batch(conn, "run-d", "card-event", "passive", 10, busy=busy_card_ids(instance, db_engine))
+    assert [card.id for card in taken] == ids[3:]

@@ -1,7 +1,8 @@
 """`stage-e dev` live: a real `dg dev` (webserver, daemon, code server) on an embedded Postgres of its own.
 
 - Started with the embedded server down, it starts it; files dropped into a registered source directory become
-  cards through the `source_inbox` sensor and a `sync_sources` run (the daemon, not the test, does it); the asset
+  cards through the `source_inbox` sensor, which syncs them in its tick and reports a `card_sources`
+  materialization (the daemon, not the test, does it); the asset
   checks show on their assets in the UI's GraphQL; and Ctrl-C (SIGINT to the command's process group, as a terminal
   sends it) leaves no process behind and stops the embedded server. It starts without Dagster's two start warnings
   (a `dagster.yaml` in the working directory that is not the one in force; `dagster dev` superseded by `dg dev`).
@@ -18,8 +19,7 @@ from tests.test_sources import scan
 pytestmark = pytest.mark.slow
 
 _CHECKS = "{ assetNodes { assetKey { path } assetChecksOrError { ... on AssetChecks { checks { name } } } } }"
-_SYNC_RUNS = ('{ runsOrError(filter: {pipelineName: "sync_sources"}) { ... on Runs { results { status '
-              'tags { key value } } } } }')
+_SOURCES = '{ assetNodes(assetKeys: [{path: ["card_sources"]}]) { assetMaterializations(limit: 1) { timestamp } } }'
 
 
 def test_ctrl_c_stops_dagster_and_the_embedded_postgres_it_started(home, dev):
@@ -36,15 +36,13 @@ def test_ctrl_c_stops_dagster_and_the_embedded_postgres_it_started(home, dev):
     checks = {(n["assetKey"]["path"][-1], c["name"]) for n in nodes for c in n["assetChecksOrError"]["checks"]}
     assert len(checks) == 5 and ("printing_votes", "no_duplicate_votes") in checks
 
-    for index in range(3):  # files arrive while Dagster runs: the daemon's sensor and a sync run take them in
+    for index in range(3):  # files arrive while Dagster runs: the daemon's sensor takes them in
         partial = scan(home.root / f"card {index}.png", shade=60 * index)
         partial.replace(inbox / partial.name)
     wait_for(lambda: home.scalar("SELECT count(*) FROM card") == 3, 120, "the inbox files to become cards",
              every=running.record)
-    # The cards are committed before the run that inserted them is marked finished: wait for that too.
-    wait_for(lambda: any(r["status"] == "SUCCESS" and {"key": "dagster/sensor_name", "value": "source_inbox"}
-                         in r["tags"] for r in running.graphql(_SYNC_RUNS)["runsOrError"]["results"]),
-             60, "a source_inbox sync run to succeed", every=running.record)
+    wait_for(lambda: running.graphql(_SOURCES)["assetNodes"][0]["assetMaterializations"], 60,
+             "the sensor's sync to show as a card_sources materialization", every=running.record)
 
     output = running.output()
     assert "will not be used" not in output and "SupersessionWarning" not in output, output[:2000]

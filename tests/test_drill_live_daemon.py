@@ -9,8 +9,8 @@ from drills import live_daemon
 pytestmark = pytest.mark.slow
 
 
-def test_live_daemon_streams_cards_to_completed_runs_dedups_run_keys_and_stops_clean(home, dev):
+def test_live_daemon_streams_cards_to_completed_runs_takes_nothing_twice_and_stops_clean(home, dev):
     figures: dict = {}
     live_daemon.drill(home, dev, figures, cards=20, batch=10)
     print(figures)
-    assert figures["runs"] == 2 and figures["left_behind"] == 0
+    assert figures["runs"] >= 2 and figures["reclaimed_in_claims"] >= 1

@@ -1,15 +1,25 @@
-"""End to end: generated scans -> card_stream sensor -> micro_batch runs -> evidence, votes, review, ledger."""
+"""End to end: generated scans -> card_stream sensor -> a draining run -> its claims as micro_batch runs ->
+evidence, votes, review, ledger."""
 
 from __future__ import annotations
 
 import pytest
-from dagster import DagsterInstance, SensorResult, build_sensor_context
+from dagster import (
+    DagsterEventType,
+    DagsterInstance,
+    DagsterRunStatus,
+    RunsFilter,
+    SensorResult,
+    build_sensor_context,
+)
 
+from stage_e_dagster.db.work.queue import has_offered
 from stage_e_dagster.host import default_load_target
+from stage_e_dagster.jobs import STREAM_DRAIN, TAG_DRAIN_RUN, batch_from_run_config
 from stage_e_dagster.sensors.card_stream import card_stream
-from tests.e2e_helpers import load_demo, micro_batch_job, resources
+from tests.e2e_helpers import load_demo, resources, stage_definitions
 from tests.stage_c_helpers import rows
-from tests.stream_helpers import ledger_row
+from tests.stream_helpers import add_runs, ledger_row
 
 pytestmark = pytest.mark.slow
 
@@ -21,18 +31,26 @@ def _tick(instance, db_url, cursor=None):
         return card_stream(ctx)
 
 
-def test_stream_to_completed_ledger(db_url, tmp_path):
+def test_stream_to_completed_ledger(db_url, db_engine, tmp_path):
     load_demo(db_url, tmp_path / "demo", cards=60)
     instance = DagsterInstance.ephemeral()
     result = _tick(instance, db_url)
     assert isinstance(result, SensorResult)
-    requests = result.run_requests
-    assert [len(r.run_config["ops"]["image_evidence"]["config"]["card_ids"]) for r in requests] == [25, 25, 10]
-    job = micro_batch_job(db_url)
-    for request in requests:
-        run = job.execute_in_process(run_config=request.run_config, instance=instance, tags=request.tags)
-        assert run.success
-        assert ledger_row(db_url, run.run_id).status == "completed"
+    (request,) = result.run_requests
+    assert request.job_name == STREAM_DRAIN
+
+    add_runs(instance, DagsterRunStatus.QUEUED, 1, job=STREAM_DRAIN)  # the daemon queued it: cards are still owed
+    with db_engine.connect() as conn:
+        assert has_offered(conn)
+    again = _tick(instance, db_url, cursor=result.cursor)
+    assert not getattr(again, "run_requests", None), "a second tick must not start a second draining run"
+
+    defs = stage_definitions(db_url)
+    drain = defs.resolve_job_def(STREAM_DRAIN).execute_in_process(instance=instance, tags=request.tags)
+    assert drain.success
+    claims = instance.get_runs(RunsFilter(job_name="micro_batch", tags={TAG_DRAIN_RUN: drain.run_id}))
+    assert sorted(len(batch_from_run_config(run.run_config).card_ids) for run in claims) == [10, 25, 25]
+    assert {ledger_row(db_url, run.run_id).status for run in claims} == {"completed"}
 
     unfinished = rows(db_url, """
         SELECT c.identifier FROM card c
@@ -43,21 +61,19 @@ def test_stream_to_completed_ledger(db_url, tmp_path):
     assert unfinished == []
     statuses = rows(db_url, "SELECT status, count(*) FROM dispatch_ledger GROUP BY status")
     assert statuses == [("completed", 3)]
-    counters = ledger_row(db_url, run.run_id).counters
+    last = claims[0]
+    counters = ledger_row(db_url, last.run_id).counters
     assert {"stage_c", "stage_d", "stage_e"} <= set(counters)
     # How many OCR workers ran and why: in the ledger counters and the Stage C materialisation alike.
-    (materialization,) = run.asset_materializations_for_node("image_evidence")
+    (materialization,) = [event.asset_materialization for event in instance.all_logs(
+        last.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION)
+        if event.asset_materialization.asset_key.path == ["image_evidence"]]
     shown = {key: materialization.metadata[key].value for key in ("workers_why", "load_target", "load_peak")}
     assert shown == {key: counters["stage_c"][key] for key in shown}
     assert shown["load_target"] == default_load_target() and shown["load_peak"] is not None
-    assert shown["workers_why"].startswith(f"up to {counters['stage_c']['workers_cap']} OCR worker(s)")
+    assert counters["stage_c"]["workers_reused"] >= 1, "the draining run kept its OCR workers from claim to claim"
 
-    again = _tick(instance, db_url, cursor=result.cursor)
-    assert not getattr(again, "run_requests", None), "a second tick must not request the same cards again"
-    rerun = job.execute_in_process(run_config=requests[0].run_config, instance=instance)
+    rerun = defs.resolve_job_def("micro_batch").execute_in_process(run_config=last.run_config, instance=instance)
     assert rerun.success
     assert ledger_row(db_url, rerun.run_id).counters["stage_c"]["workers_why"].startswith("no card needs")
     assert rows(db_url, "SELECT count(*) FROM image_evidence") == [(60,)]
-    duplicates = rows(db_url, "SELECT card_id, anonymous_id, printing_id, count(*) FROM card_printing_tag "
-                              "GROUP BY 1, 2, 3 HAVING count(*) > 1")
-    assert duplicates == []

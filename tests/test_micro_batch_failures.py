@@ -79,7 +79,9 @@ def test_envelope_breach_halts_the_stream_until_acknowledged(db_url, db_engine, 
     with db_engine.begin() as conn:
         trips.acknowledge(conn, trip.id, "raised the memory ceiling")
     reopened = _stream_tick(instance, db_url)
-    assert [len(r.run_config["ops"]["image_evidence"]["config"]["card_ids"]) for r in reopened.run_requests] == [6]
+    assert [r.job_name for r in reopened.run_requests] == ["stream_drain"], "the acknowledgement reopens the stream"
+    with db_engine.connect() as conn:
+        assert len(cards_needing_work(conn, 100)) == 6, "the halted cards are offered again at once"
 
 
 def _execute(db_url: str, spec: BatchSpec) -> None:

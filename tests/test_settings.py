@@ -21,7 +21,8 @@ def test_defaults_when_nothing_is_set() -> None:
     assert settings.ocr_slot_scope == "host" and settings.ocr_host_id is None
     assert settings.home.is_absolute() and settings.home.name == ".stage_e"
     assert (settings.sweep_cron, settings.sweep_timezone, settings.stream_interval_seconds) == (
-        "*/30 * * * *", "UTC", 15)
+        "*/30 * * * *", "UTC", 10)
+    assert (settings.inbox_interval_seconds, settings.drain_runs, settings.ocr_idle_grace_seconds) == (5, 1, 10.0)
 
 
 def test_values_are_parsed_and_blank_counts_as_unset() -> None:

@@ -31,12 +31,24 @@ def tree(leader_ignores_sigint: bool) -> list[str]:
     return [sys.executable, "-c", script]
 
 
+def _ignores_sigint(pid: int) -> bool:
+    """Whether the process has set SIGINT to be ignored (Linux: the SigIgn mask in /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            mask = next(line for line in status if line.startswith("SigIgn:")).split()[1]
+    except (OSError, StopIteration):
+        return False
+    return bool(int(mask, 16) & (1 << (signal.SIGINT - 1)))
+
+
 def started(child: Supervised, processes: int) -> list[int]:
-    """Poll until the leader and its `processes - 1` descendants are seen; their pids."""
+    """Poll until the leader and its `processes - 1` descendants are seen and the descendants ignore Ctrl-C (a
+    Python process still starting up would die of it instead); their pids."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         child.poll()
-        if len(child.seen) >= processes:
+        others = [pid for pid in child.seen if child.proc is None or pid != child.proc.pid]
+        if len(child.seen) >= processes and all(_ignores_sigint(pid) for pid in others):
             return sorted(child.seen)
         time.sleep(0.1)
     raise AssertionError(f"only {len(child.seen)} processes started")

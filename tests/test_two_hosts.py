@@ -28,6 +28,7 @@ from stage_e_dagster.db.slots.holders import host_key, list_slot_holders
 from stage_e_dagster.host import usable_cores
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.runtime import INSTANCE_TEMPLATE
 from stage_e_dagster.settings import Settings
 from tests.conftest import scratch_database
 from tests.e2e_helpers import load_demo
@@ -72,7 +73,7 @@ class Watch:
 
 def start_host(host: str, scope: str, env: dict[str, str], home: Path, batches: list[list[int]]) -> subprocess.Popen:
     home.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(INSTANCE_TEMPLATE, home / "dagster.yaml")
     args = [sys.executable, "-m", "tests.two_hosts_host", "--holders", str(HOLDERS)]
     args += [arg for batch in batches for arg in ("--batch", ",".join(map(str, batch)))]
     return subprocess.Popen(

@@ -52,10 +52,10 @@ def hold_slots(count: int) -> None:
 def run_batches(batches: list[list[int]]) -> None:
     from dagster import DagsterInstance
 
-    from stage_e_dagster.bulk import QUIET
     from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.runs import ledger
     from stage_e_dagster.definitions import defs
+    from stage_e_dagster.in_process import QUIET
     from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
     from stage_e_dagster.settings import Settings
 

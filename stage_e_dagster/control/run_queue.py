@@ -10,7 +10,7 @@ from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 from sqlalchemy import Engine
 
 from stage_e_dagster.db.runs import ledger
-from stage_e_dagster.jobs import MICRO_BATCH, batch_from_run_config
+from stage_e_dagster.jobs import MICRO_BATCH, STREAM_DRAIN, batch_from_run_config
 
 WAITING_STATUSES = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
 """Run statuses that count as waiting in the queue for backpressure."""
@@ -40,3 +40,8 @@ def queue_depth(instance: DagsterInstance) -> dict[str, int]:
     """Micro-batch runs waiting to start (`queued`) and under way (`started`), as Dagster's run storage has them."""
     started = instance.get_runs_count(RunsFilter(job_name=MICRO_BATCH, statuses=[DagsterRunStatus.STARTED]))
     return {"queued": queued_runs(instance), "started": started}
+
+
+def active_drains(instance: DagsterInstance) -> int:
+    """Draining runs (`stream_drain`) queued or under way."""
+    return instance.get_runs_count(RunsFilter(job_name=STREAM_DRAIN, statuses=ACTIVE_STATUSES))

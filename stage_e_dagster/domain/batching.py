@@ -1,13 +1,12 @@
-"""Pure batch planning for the stream sensor and the backstop sweep: batches, run keys, queue room.
+"""Pure batch planning for the backstop sweep: batches and run keys.
 
 Run keys are deterministic so that evaluating the same batch twice gives the same key (the daemon then launches it
-once). The daemon never reuses a key, so a key must change whenever the batch deserves a new run: stream keys
-hash each card's id together with its version (content hash and attempt count), sweep keys name the claimed range.
+once). The daemon never reuses a key, so a key must change whenever the batch deserves a new run: a sweep key names
+the cursor, its pass and the claimed range.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -19,23 +18,6 @@ def split_batches(items: Sequence[T], size: int) -> list[tuple[T, ...]]:
     if size < 1:
         raise ValueError(f"batch size must be at least 1, not {size}")
     return [tuple(items[i : i + size]) for i in range(0, len(items), size)]
-
-
-def runs_allowed(queued: int, max_queued: int, max_per_tick: int) -> int:
-    """How many runs one tick may request: the per-tick cap, never more than the room left in the queue."""
-    return max(0, min(max_per_tick, max_queued - queued))
-
-
-def stream_run_key(members: Sequence[tuple[int, str]], epoch: int = 0) -> str:
-    """Key of a stream batch from its (card id, card version) pairs and a time epoch; same members and epoch,
-    same key."""
-    if not members:
-        raise ValueError("a batch has at least one card")
-    digest = hashlib.sha256(f"epoch {epoch}\n".encode())
-    for card_id, version in members:
-        digest.update(f"{card_id}:{version}\n".encode())
-    first, last = members[0][0], members[-1][0]
-    return f"card-event-{first}-{last}-{len(members)}-{digest.hexdigest()[:16]}"
 
 
 def sweep_run_key(cursor: str, wrap_count: int, start: int, end: int, index: int) -> str:

@@ -190,11 +190,15 @@ class Listing:
     files: int
     total_bytes: int
     digest: str
+    changed: int = 0  # files modified or moved at or after `changed_since` (every file when it was None)
 
 
-def list_images(root: Path) -> Listing | None:
+def list_images(root: Path, changed_since: float | None = None) -> Listing | None:
     """The `Listing` of the image files under `root` (symlinks never followed, as `find_images`), or None when
-    `root` is not a readable directory (unmounted, removed): an absent directory is not an empty one."""
+    `root` is not a readable directory (unmounted, removed): an absent directory is not an empty one.
+
+    `changed` counts the files a quick sync that trusts what was stored before `changed_since` (POSIX seconds) would
+    read: those whose modification or inode-change time is not older."""
     try:
         if not root.is_dir():
             return None
@@ -202,7 +206,8 @@ def list_images(root: Path) -> Listing | None:
     except OSError:
         return None
     digest = hashlib.blake2b(digest_size=16)
-    files = total = 0
+    files = total = changed = 0
+    since_ns = None if changed_since is None else int(changed_since * 1e9)
     pending = [(root, "")]
     while pending:
         directory, prefix = pending.pop()
@@ -225,7 +230,8 @@ def list_images(root: Path) -> Listing | None:
                     digest.update(line.encode("utf-8", "surrogateescape"))  # names need not be UTF-8
                     files += 1
                     total += info.st_size
+                    changed += since_ns is None or max(info.st_mtime_ns, info.st_ctime_ns) >= since_ns
             except OSError:
                 continue  # vanished between the listing and the stat: it is not there
         pending.extend(reversed(subdirs))
-    return Listing(files, total, digest.hexdigest())
+    return Listing(files, total, digest.hexdigest(), changed)

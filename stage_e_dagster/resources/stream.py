@@ -1,5 +1,6 @@
-"""Operator controls for the card stream sensor and the backstop sweep: on/off, batch size, backpressure, and how
-long a silent batch may stay `running` before it is reclaimed. Every default is a `Settings` field."""
+"""Operator controls for the stream (its sensors and draining runs) and the backstop sweep: on/off, batch size,
+draining runs, backpressure, and how long a silent batch may stay `running` before it is reclaimed. Every default is
+a `Settings` field."""
 
 from __future__ import annotations
 
@@ -14,8 +15,18 @@ class StreamControl(ConfigurableResource):
 
     enabled: bool = Field(default=Settings.streaming, description="Off: the sensor and the sweep request nothing.")
     batch_size: int = Field(default=Settings.batch_size, ge=1, description="Cards per micro-batch run.")
-    max_runs_per_tick: int = Field(default=Settings.max_runs_per_tick, ge=1,
-                                   description="Runs one sensor tick may request.")
+    drain_runs: int = Field(default=Settings.drain_runs, ge=1,
+                            description="Draining runs kept going while cards are owed.")
+    drain_idle_seconds: float = Field(default=Settings.drain_idle_seconds, gt=0,
+                                      description="A draining run ends after this long with nothing to claim.")
+    drain_max_seconds: float = Field(default=Settings.drain_max_seconds, gt=0,
+                                     description="A draining run ends after this long in all; another takes over.")
+    drain_watch_seconds: float = Field(default=Settings.drain_watch_seconds, gt=0,
+                                       description="A draining run syncs changed local sources this often.")
+    worker_grace_seconds: float = Field(default=Settings.ocr_idle_grace_seconds, ge=0,
+                                        description="A draining run releases idle OCR workers after this long.")
+    inbox_read_limit: int = Field(default=Settings.inbox_read_limit, ge=1,
+                                  description="Files a sync in a sensor tick or a draining run may read.")
     max_queued_runs: int = Field(default=Settings.max_queued_runs, ge=1,
                                  description="No new runs while this many micro_batch runs wait to start.")
     sweep_chunk: int = Field(default=Settings.sweep_chunk, ge=1,

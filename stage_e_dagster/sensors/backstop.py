@@ -3,7 +3,8 @@
 `stage_c` and `stage_d` walk the work queue's cards owed that stage; each tick claims one bounded chunk per cursor
 by compare-and-swap (so concurrent sweepers never take the same cards) and turns it into batches. Each tick also
 re-checks one window of card ids against the full work rule and mends any drift of the work queue (`reconcile`).
-The cron and timezone come from the settings when the definitions load.
+While a draining run is going the sweep requests nothing (the draining run claims whatever is owed, and two ways of
+taking the same cards would only race). The cron and timezone come from the settings when the definitions load.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dagster import (
 from sqlalchemy import Engine
 
 from stage_e_dagster.control.gates import backpressure_reason, halt_reason
-from stage_e_dagster.control.run_queue import busy_card_ids, queued_runs
+from stage_e_dagster.control.run_queue import active_drains, busy_card_ids, queued_runs
 from stage_e_dagster.db.work.queue import SweepClaim, claim_sweep_range, reconcile_next
 from stage_e_dagster.domain.batching import split_batches, sweep_run_key
 from stage_e_dagster.jobs import BatchSpec, micro_batch
@@ -64,6 +65,9 @@ def evaluate_sweep(instance: DagsterInstance, engine: Engine, stream: StreamCont
     halted = halt_reason(engine, stream.enabled)
     if halted:
         return SkipReason(halted)
+    drains = active_drains(instance)
+    if drains:
+        return SkipReason(f"{drains} draining run(s) are taking the owed cards")
     queued = queued_runs(instance)
     room = stream.max_queued_runs - queued
     if room <= 0:

@@ -1,14 +1,17 @@
 """Sources by event: the `source_inbox` sensor and the daily `source_resync` schedule.
 
-Each `source_inbox` tick lists every registered source directory (names, sizes and file times; no file is read,
-`domain.scan_files.list_images`) and compares the listing's digest with the one the source's last successful sync
-started from (`source.synced_listing`). Sources whose files appeared, changed or vanished since get one quick
-`sync_sources` run, which reads only those files; the card stream then takes the new cards on.
+Each `source_inbox` tick lists every registered source directory (names, sizes and file times; no file is read) and
+compares the listing with the one the source's last successful sync started from (`control.intake.sync_changed`).
+A changed source whose quick sync reads at most `STAGE_E_INBOX_READ_LIMIT` files is synced in the tick itself, and
+the tick reports it as a `card_sources` materialization; when that brought new or changed cards, the tick also asks
+for a draining run (`control.stream.drain_requests`), so a dropped file reaches Stage C within one tick and one
+run launch, or within a second when a draining run is already going (it watches the sources too). A bigger change
+(a first sync, a large copy) gets one quick `sync_sources` run instead, which reads only the files that changed.
 
-The cursor remembers only what was requested last and when (one digest per source, so its size does not grow with
-the directories): while that request's run is queued or running nothing more is requested, and once it ended the
-same listings are requested again only after `RETRY_SECONDS` (a sync that failed is retried, never hot-looped and
-never forgotten: the database, not the cursor, says what was synced). A directory that is missing or unreadable is
+The cursor remembers only the sync run requested last and when (one digest per source, so its size does not grow
+with the directories): while that run is queued or running nothing more is requested, and once it ended the same
+listings are requested again only after `RETRY_SECONDS` (a sync that failed is retried, never hot-looped and never
+forgotten: the database, not the cursor, says what was synced). A directory that is missing or unreadable is
 skipped and named in the tick's message.
 
 `source_resync` re-reads every file of every source once a day (`Settings.resync_cron`): the backstop for what a
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dagster import (
+    AssetMaterialization,
     DagsterInstance,
     DagsterInvalidDefinitionError,
     DefaultScheduleStatus,
@@ -42,11 +46,14 @@ from dagster import (
 )
 from sqlalchemy import Engine
 
+from stage_e_dagster.assets.sources import sources_metadata
+from stage_e_dagster.control.intake import sync_changed
 from stage_e_dagster.control.run_queue import ACTIVE_STATUSES
-from stage_e_dagster.db.intake.sources import SourceRow, list_sources
+from stage_e_dagster.control.stream import drain_requests
 from stage_e_dagster.domain.scan_files import Listing, list_images
-from stage_e_dagster.jobs import SYNC_SOURCES, SyncSpec, sync_sources
+from stage_e_dagster.jobs import CARD_SOURCES, SYNC_SOURCES, SyncSpec, stream_drain, sync_sources
 from stage_e_dagster.resources.database import AppDatabase
+from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.settings import Settings, var_name
 
 RETRY_SECONDS = 300.0
@@ -81,21 +88,6 @@ class InboxTick:
     unchanged: int
 
 
-def compare_listings(sources: list[SourceRow], list_dir: Callable[[Path], Listing | None] = list_images
-                     ) -> InboxTick:
-    """List every source directory and compare it with the listing its last successful sync started from."""
-    changed, unavailable, unchanged = {}, [], 0
-    for source in sources:
-        listing = list_dir(Path(source.location))
-        if listing is None:
-            unavailable.append(source.key)
-        elif listing.digest != source.synced_listing:
-            changed[source.key] = listing.digest
-        else:
-            unchanged += 1
-    return InboxTick(changed, unavailable, unchanged)
-
-
 def decide(tick: InboxTick, cursor: InboxCursor, sync_active: bool, now: float
            ) -> tuple[RunRequest | None, InboxCursor, str]:
     """The run to request (or None), the cursor to keep, and what the tick says."""
@@ -112,7 +104,7 @@ def decide(tick: InboxTick, cursor: InboxCursor, sync_active: bool, now: float
     spec = SyncSpec(tuple(sorted(tick.changed)))
     signature = hashlib.blake2b(json.dumps(sorted(tick.changed.items())).encode(), digest_size=6).hexdigest()
     request = RunRequest(run_key=f"source_inbox:{signature}:{int(now)}", run_config=spec.run_config(),
-                         tags=spec.tags())
+                         tags=spec.tags(), job_name=SYNC_SOURCES)
     return request, InboxCursor(dict(tick.changed), now), f"sync requested for {names}{gone}"
 
 
@@ -121,22 +113,34 @@ def sync_running(instance: DagsterInstance) -> bool:
     return instance.get_runs_count(RunsFilter(job_name=SYNC_SOURCES, statuses=ACTIVE_STATUSES)) > 0
 
 
-def evaluate_inbox(instance: DagsterInstance, engine: Engine, cursor: str | None, now: float | None = None,
-                   list_dir: Callable[[Path], Listing | None] = list_images,
+def evaluate_inbox(instance: DagsterInstance, engine: Engine, stream: StreamControl, cursor: str | None,
+                   now: float | None = None,
+                   list_dir: Callable[[Path, float | None], Listing | None] = list_images,
                    log: Callable[[str], None] = lambda message: None) -> SensorResult | SkipReason:
-    """One `source_inbox` tick."""
-    with engine.connect() as conn:
-        sources = [s for s in list_sources(conn) if s.kind == "directory"]
-    if not sources:
+    """One `source_inbox` tick: sync the small changes here, request a sync run for a big one, and a draining run
+    when new cards came in."""
+    started = time.monotonic()
+    intake = sync_changed(engine, stream.inbox_read_limit, list_dir)
+    if not (intake.synced or intake.too_big or intake.unavailable or intake.unchanged):
         return SkipReason("no source registered (stage-e sources add DIR --key K)")
-    tick = compare_listings(sources, list_dir)
+    events = [AssetMaterialization(asset_key=CARD_SOURCES, description="synced by the source_inbox sensor",
+                                   metadata=sources_metadata(intake.synced, time.monotonic() - started))
+              ] if intake.synced else []
+    tick = InboxTick(intake.too_big, intake.unavailable, intake.unchanged)
     previous = InboxCursor.parse(cursor)
     active = bool(tick.changed) and sync_running(instance)
-    request, kept, message = decide(tick, previous, active, time.time() if now is None else now)
-    if request is None:
+    request, kept, decided = decide(tick, previous, active, time.time() if now is None else now)
+    requests = [request] if request is not None else []
+    message = intake.describe() if intake.synced else decided
+    if intake.new_cards:
+        drains, why = drain_requests(instance, engine, streaming=stream.enabled, drain_runs=stream.drain_runs,
+                                     asked_by="source_inbox")
+        requests += drains
+        message = f"{message}; {why}"
+    if not requests and not events:
         return SkipReason(message)
     log(message)
-    return SensorResult(run_requests=[request], cursor=kept.dump())
+    return SensorResult(run_requests=requests, asset_events=events, cursor=kept.dump())
 
 
 def build_source_inbox(interval_seconds: int = Settings.inbox_interval_seconds) -> SensorDefinition:
@@ -144,13 +148,15 @@ def build_source_inbox(interval_seconds: int = Settings.inbox_interval_seconds) 
 
     @sensor(
         name="source_inbox",
-        job=sync_sources,
+        jobs=[sync_sources, stream_drain],
         minimum_interval_seconds=interval_seconds,
         default_status=DefaultSensorStatus.RUNNING,
-        description="Requests a quick sync of the source directories whose files appeared, changed or vanished.",
+        description="Syncs the source directories whose files appeared, changed or vanished (a big change through a "
+                    "sync_sources run) and starts a draining run for the new cards.",
     )
-    def source_inbox(context: SensorEvaluationContext, database: AppDatabase) -> SensorResult | SkipReason:
-        return evaluate_inbox(context.instance, database.engine, context.cursor, log=context.log.info)
+    def source_inbox(context: SensorEvaluationContext, database: AppDatabase,
+                     stream: StreamControl) -> SensorResult | SkipReason:
+        return evaluate_inbox(context.instance, database.engine, stream, context.cursor, log=context.log.info)
 
     return source_inbox
 

@@ -72,6 +72,15 @@ def add_source(conn: Connection, key: str, directory: Path) -> tuple[SourceRow, 
     return list_sources(conn, [key])[0], moved
 
 
+def trusted_before(source: SourceRow) -> float | None:
+    """The time (POSIX seconds) before which a quick sync of `source` trusts a known file's stored fingerprint:
+    the previous sync's start, less a margin for coarse file-system clocks; None (read every file) before the
+    first sync."""
+    if source.synced_at is None:
+        return None
+    return source.synced_at.timestamp() - TRUST_MARGIN_SECONDS
+
+
 @dataclass
 class SourceSync:
     """One source's sync: `synced` (with the ingest summary), or `unavailable` (directory missing or unreadable)."""
@@ -92,9 +101,7 @@ def sync_source(engine: Engine, source: SourceRow, *, full: bool = False,
     listing = list_images(root)
     if listing is None:
         return SourceSync(source.key, source.location, "unavailable", full)
-    trust_before = None
-    if not full and source.synced_at is not None:
-        trust_before = source.synced_at.timestamp() - TRUST_MARGIN_SECONDS
+    trust_before = None if full else trusted_before(source)
     with engine.connect() as lock:
         lock.execute(text("SELECT pg_advisory_lock(:ns, :id)"), {"ns": SOURCE_LOCK_NAMESPACE, "id": source.id})
         lock.commit()

@@ -6,6 +6,11 @@ breach), or -> `failed` by the reaper when the row stopped heartbeating (its bat
 `completed` only through `close`, which Stage E's last asset calls after every stage finished; a closed row is
 never reopened by a late writer (an orphaned step, a re-processed failure event).
 
+A row is opened either by the run itself when Stage C starts (`open_batch`, for a run whose cards were chosen
+when it was requested: the sweep's), or before the run starts by a claim (`claim_batch`: a draining run's or a bulk
+run's next batch), which takes the cards and opens the row in one serialised transaction so no two claims share a
+card. The run's own `open_batch` then finds its row and only heartbeats it.
+
 A `running` row proves it is alive: `open_batch`, `merge_counters` and `heartbeat` touch `heartbeat_at`. Whenever a
 row leaves `running` other than `completed`-with-everything-done, the cards it still owes work are deferred
 (`db.work.queue.defer_unfinished`) in the same transaction, which counts their attempt and sets their retry wait.
@@ -26,7 +31,7 @@ from sqlalchemy.dialects.postgresql import JSONB, insert
 
 from stage_e_dagster.db.core.arrays import text_array
 from stage_e_dagster.db.core.models import DispatchLedger
-from stage_e_dagster.db.work.queue import defer_unfinished
+from stage_e_dagster.db.work.queue import StreamCard, cards_needing_work, defer_unfinished
 from stage_e_dagster.host import owner_is_gone
 
 FINAL = ("completed", "throttled", "failed", "halted")
@@ -60,6 +65,24 @@ def open_batch(conn: Connection, run_id: str, trigger: str, mode: str, card_ids:
         where=DispatchLedger.status == "running",
     )
     conn.execute(stmt)
+
+
+_CLAIM_LOCK_KEY = 0x5E_DB_00_03
+"""Serialises claims, held to the end of the claiming transaction: a claim's lookup of offered cards starts after
+the previous claim committed its row, so it sees those cards as taken."""
+
+
+def claim_batch(conn: Connection, run_id: str, trigger: str, mode: str, limit: int, *, busy: Collection[int] = (),
+                owner: str | None = None, after_id: int | None = None) -> list[StreamCard]:
+    """Atomically take up to `limit` offered cards for `run_id` (`db.work.queue.cards_needing_work`) and open its
+    `running` row naming them; no other claim, draining run or bulk run can take the same cards while the row runs.
+    Runs in the caller's transaction (`with engine.begin() as conn:`), which must commit for the claim to count.
+    Returns the cards; none claimed opens no row."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _CLAIM_LOCK_KEY})
+    cards = cards_needing_work(conn, limit, busy, after_id)
+    if cards:
+        open_batch(conn, run_id, trigger, mode, [card.id for card in cards], owner)
+    return cards
 
 
 def heartbeat(conn: Connection, run_id: str) -> bool:

@@ -62,6 +62,13 @@ def cards_needing_work(conn: Connection, limit: int, busy: Collection[int] = (),
     return [StreamCard(id=r.id, content_sha256=r.content_sha256, attempts=r.attempts) for r in rows]
 
 
+def has_offered(conn: Connection, after_id: int | None = None) -> bool:
+    """Whether any card is offered right now (beyond `after_id`), busy runs aside: the cheap look before a claim."""
+    sql = (f"WITH running AS ({_RUNNING}) SELECT EXISTS (SELECT 1 FROM card_work w WHERE w.card_id > :after AND "
+           f"{_OFFERED})")
+    return bool(conn.execute(text(sql), {"after": after_id or 0, "busy": int_array([])}).scalar_one())
+
+
 def backlog(conn: Connection) -> dict[str, int]:
     """Cards owed each stage right now outside running batches (`stage_c`, `stage_d`; `waiting` of them are in a
     retry wait), and cards owed work inside running batches (`in_running_batches`)."""
