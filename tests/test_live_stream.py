@@ -50,6 +50,9 @@ def test_a_dropped_scan_reaches_a_verdict_and_a_draining_run_stops_at_an_open_tr
              every=running.record, poll=0.5)
     (drain,) = _drains(running)
     assert drain["status"] == "STARTED", "the draining run is still going, idle, when the verdict is in"
+    # The verdict is written by Stage D; Stage E closes the claim's row a moment later.
+    wait_for(lambda: scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status <> 'running'"), 60,
+             "the claim's row to close", every=running.record, poll=0.5)
     (claim,) = rows(home, "SELECT run_id, trigger, status FROM dispatch_ledger")
     assert claim[1:] == ("card-event", "completed")
 
