@@ -17,8 +17,10 @@ The readers take turns card by card, so a shared host's changing load weighs on 
 are both reported. At the end the sets are printed side by side (accuracy per height and per damage bucket,
 Stage D, the project's cost as a ratio to the naive read). Prints figures and ratios measured in the same run;
 asserts nothing.
-Usage: python bench/stage_c.py [--cards N] [--sets demo,unseen,hard,holdout] [--escalation-tessdata DIR]
-       [--quick] [--pixel-thread]
+Usage: python bench/stage_c.py [--cards N] [--sets demo,unseen,hard,holdout] [--seed N] [--escalation-tessdata DIR]
+       [--quick] [--pixel-thread] [--drop-steps deblurred-grey,...] [--no-line-filters]
+Levers measured by taking them out: `--drop-steps` leaves reader ladder steps out, `--no-line-filters` keeps every
+band of the collector crop as a line.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from stage_c_sets import RENDERER, Scan, World, Worlds, plan_set  # noqa: E402
 from stage_e_dagster.domain.calculators import run_calculators  # noqa: E402
 from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID  # noqa: E402
 from stage_e_dagster.domain.catalog import CardRef  # noqa: E402
+from stage_e_dagster.domain.evidence import collector  # noqa: E402
 from stage_e_dagster.domain.evidence.extract import extract_evidence  # noqa: E402
 from stage_e_dagster.domain.evidence.load import load_scan  # noqa: E402
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip  # noqa: E402
@@ -293,6 +296,19 @@ def side_by_side(results: list[SetResult]) -> None:
         f"{f'{r.project.calls / len(r.plans):.2f}':>{width - 4}s}    " for r in results))
 
 
+def ablate(drop_steps: str, no_line_filters: bool) -> str:
+    """Take levers out of the reader for this run; returns what was taken out, for the header."""
+    dropped = {name for name in drop_steps.split(",") if name}
+    unknown = dropped - {step.name for step in collector.LADDER}
+    if unknown:
+        raise SystemExit(f"unknown ladder steps {sorted(unknown)}; known: {[s.name for s in collector.LADDER]}")
+    collector.LADDER = tuple(step for step in collector.LADDER if step.name not in dropped)
+    if no_line_filters:
+        collector.TOP_EDGE = collector.TYPE_SHARE = 0.0
+    out = [f"without ladder steps {', '.join(sorted(dropped))}"] if dropped else []
+    return "".join(f"; {part}" for part in out + (["without line filters"] if no_line_filters else []))
+
+
 def _engine(tessdata: str | None) -> CountingEngine:
     return CountingEngine(TesserocrEngine(Path(tessdata) if tessdata else None))
 
@@ -307,13 +323,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="skip the run without catalogue")
     parser.add_argument("--pixel-thread", action="store_true",
                         help="also run the project with the pixel analysis on a second thread, as OCR workers do")
+    parser.add_argument("--drop-steps", default="",
+                        help="reader ladder steps to leave out (names in collector.LADDER), to measure a lever")
+    parser.add_argument("--no-line-filters", action="store_true",
+                        help="keep every band as a collector line (collector.TOP_EDGE and TYPE_SHARE off)")
     args = parser.parse_args(argv)
+    levers = ablate(args.drop_steps, args.no_line_filters)
     model = Path(args.tessdata) if args.tessdata else find_tessdata()
     size = (model / "eng.traineddata").stat().st_size / 1e6 if model else 0
     load = os.getloadavg()
     print(f"stage C bench: one worker, OMP_THREAD_LIMIT={os.environ.get('OMP_THREAD_LIMIT')}, {os.cpu_count()} CPUs, "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; model {model}/eng.traineddata ({size:.1f} MB)"
-        + (f"; escalation model {args.escalation_tessdata}" if args.escalation_tessdata else ""))
+        + (f"; escalation model {args.escalation_tessdata}" if args.escalation_tessdata else "") + levers)
     worlds = Worlds()
     engine = _engine(args.tessdata)
     escalation = _engine(args.escalation_tessdata) if args.escalation_tessdata else None
