@@ -30,22 +30,21 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+from PIL import Image
 
-from PIL import Image  # noqa: E402
-
-from stage_e_dagster.demo.catalog import generate_catalog  # noqa: E402
-from stage_e_dagster.demo.hard import HardScan, plan_scans, read_catalog_of  # noqa: E402
-from stage_e_dagster.demo.symbols import render_set_symbol  # noqa: E402
-from stage_e_dagster.domain.calculators import run_calculators  # noqa: E402
-from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID  # noqa: E402
-from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef  # noqa: E402
-from stage_e_dagster.domain.evidence.extract import extract_evidence  # noqa: E402
-from stage_e_dagster.domain.evidence.hashing import symbol_phash  # noqa: E402
-from stage_e_dagster.domain.evidence.load import load_scan  # noqa: E402
-from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip  # noqa: E402
-from stage_e_dagster.domain.evidence.ocr import TesserocrEngine, find_tessdata  # noqa: E402
-from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog  # noqa: E402
+import testkit
+from stage_e_dagster.demo.catalog import generate_catalog
+from stage_e_dagster.demo.hard import HardScan, plan_scans, read_catalog_of
+from stage_e_dagster.demo.symbols import render_set_symbol
+from stage_e_dagster.domain.calculators import run_calculators
+from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID
+from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
+from stage_e_dagster.domain.evidence.extract import extract_evidence
+from stage_e_dagster.domain.evidence.hashing import symbol_phash
+from stage_e_dagster.domain.evidence.load import load_scan
+from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
+from stage_e_dagster.domain.evidence.ocr import TesserocrEngine, find_tessdata
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 
 PRINTINGS, CATALOG_SEED = 2000, 5
 _NAIVE_NUMBER = re.compile(r"(\d{1,4})\s*/\s*\d{1,4}")
@@ -293,6 +292,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pixel-thread", action="store_true",
                         help="also run the project with the pixel analysis on a second thread, as OCR workers do")
     args = parser.parse_args(argv)
+    testkit.setup()  # one OpenMP thread, as an OCR worker runs, before the first engine loads
     model = Path(args.tessdata) if args.tessdata else find_tessdata()
     size = (model / "eng.traineddata").stat().st_size / 1e6 if model else 0
     load = os.getloadavg()
