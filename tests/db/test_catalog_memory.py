@@ -16,7 +16,8 @@ _PEAK = """
 import json, resource, sys
 from pathlib import Path
 from stage_e_dagster.db.catalog.importer import import_catalog
-summary = import_catalog(sys.argv[1], Path(sys.argv[2]))
+from stage_e_dagster.db.core.engine import get_engine
+summary = import_catalog(get_engine(sys.argv[1]), Path(sys.argv[2]))
 print(json.dumps({"printings": summary.printings,
                   "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """

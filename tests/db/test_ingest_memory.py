@@ -39,7 +39,7 @@ with get_engine(sys.argv[1]).connect() as conn:
     conn.execute(text("SELECT 1"))
 Path("/proc/self/clear_refs").write_text("5")  # the peak from here on: the imports' own peak is not the ingest's
 before_kb = status("VmRSS:")
-summary = ingest_directory(sys.argv[1], Path(sys.argv[2]), sys.argv[3], trust_before=time.time() + 3600)
+summary = ingest_directory(get_engine(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], trust_before=time.time() + 3600)
 print(json.dumps({"unchanged": summary.unchanged, "trusted": summary.trusted, "vanished": len(summary.vanished),
                   "new": summary.new, "growth_kb": status("VmHWM:") - before_kb}))
 """
