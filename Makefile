@@ -12,6 +12,9 @@ DEMO_CARDS ?= 400
 # The demo's scans arrive in the watched inbox in waves of DEMO_WAVE every DEMO_WAVE_SECONDS while Dagster runs.
 DEMO_WAVE ?= 50
 DEMO_WAVE_SECONDS ?= 20
+# The suite runs in two pytest workers: live and drill tests spend most of their time waiting on Dagster's daemon,
+# so a second worker keeps both cores busy. Every worker has its own Postgres, databases and homes.
+TEST_WORKERS ?= 2
 
 .PHONY: install test test-quick breakages demo lint bench clean-data
 
@@ -24,10 +27,10 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 test: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 test-quick: install
-	$(BIN)/pytest -q -m "not live and not drill"
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not live and not drill"
 
 breakages: install
 	$(BIN)/python tools/breakages.py

@@ -34,7 +34,7 @@ from testkit import live
 from testkit.corpus import demo_corpus_cli
 from testkit.live import Dev, Home, wait_for
 from testkit.oracle import assert_each_card_done_once, micro_batch_runs, stream_env, wait_settled
-from testkit.sql import connect, rows
+from testkit.sql import connect, on, rows
 
 KILL_WINDOW = (0.25, 0.85)
 """A run is killed when this share of its batch's cards has evidence (the issue asks for 5-85%)."""
@@ -74,12 +74,6 @@ class Kill:
     recorded_s: float = 0.0  # until the ledger row says failed with the run-failure sensor's reason
 
 
-def _query(conn, sql: str, params: Any = None) -> list[tuple]:
-    with conn.cursor() as cur:
-        cur.execute(sql, params)
-        return cur.fetchall()
-
-
 def _owner_pid(owner: str) -> int:
     return int(owner.split("/")[1])
 
@@ -108,11 +102,11 @@ def _pick_victim(conn, dev: Dev, spared: set[str], timeout: float) -> tuple[str,
         if time.monotonic() - last_record > 1:
             dev.record()
             last_record = time.monotonic()
-        for run_id, owner, cards, evidenced, own in _query(conn, _PROGRESS):
+        for run_id, owner, cards, evidenced, own in on(conn, _PROGRESS):
             share = evidenced / cards
             if run_id in spared or not own or not KILL_WINDOW[0] <= share <= KILL_WINDOW[1]:
                 continue
-            if _query(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX} {run_id}%")):
+            if on(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX} {run_id}%")):
                 return run_id, _owner_pid(owner), cards, evidenced
         time.sleep(0.05)
     raise AssertionError(f"no running batch reached {KILL_WINDOW[0]:.0%}-{KILL_WINDOW[1]:.0%} evidence while "
@@ -127,7 +121,7 @@ def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
         victim = psutil.Process(pid)
         assert victim.pid in dev.seen or any(p.pid in dev.seen for p in victim.parents()), \
             "the run worker is a process of stage-e dev's tree"
-        holders = _query(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX} {run_id}%"))
+        holders = on(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX} {run_id}%"))
         backends = [backend for backend, _ in holders]
         workers = {int(m.group(1)) for _, name in holders if (m := re.search(r"pid=(\d+)", name))}
         tree = {p.pid for p in victim.children(recursive=True)}
@@ -136,7 +130,7 @@ def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
 
         os.kill(pid, signal.SIGKILL)
         killed, kill.killed_wall = time.monotonic(), time.time()
-        while _query(conn, _STILL_HELD, (backends,))[0][0]:
+        while on(conn, _STILL_HELD, (backends,))[0][0]:
             assert time.monotonic() - killed < SLOT_FREE_BOUND_SECONDS, \
                 f"the OCR slot of killed run {run_id} still held {SLOT_FREE_BOUND_SECONDS:.0f} s after the kill"
             if not kill.worker_dead_s and _gone(pid):
@@ -148,7 +142,7 @@ def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
         kill.worker_dead_s = kill.worker_dead_s or kill.slot_free_s
         kill.workers_gone_s = kill.workers_gone_s or _wait_gone(workers, killed, f"OCR workers of run {run_id}")
         kill.tree_gone_s = _wait_gone(tree | {pid}, killed, f"processes of killed run {run_id}")
-        kill.evidence_before = {(card, run) for card, run in _query(
+        kill.evidence_before = {(card, run) for card, run in on(
             conn, "SELECT card_id, run_id FROM image_evidence")}
         return kill
     finally:

@@ -40,6 +40,14 @@ def rows(target: Any, sql: str, params: Any = None) -> list[tuple]:
         conn.close()
 
 
+def on(conn: Any, sql: str, params: Any = None) -> list[tuple]:
+    """Every row of one query on an open connection (from `connect`): for polling loops that must not pay a
+    connection per look."""
+    with conn.cursor() as cur:
+        cur.execute(sql, params)
+        return [tuple(row) for row in cur.fetchall()]
+
+
 def scalar(target: Any, sql: str, params: Any = None) -> Any:
     """The first column of the first row of one query."""
     return rows(target, sql, params)[0][0]

@@ -20,6 +20,7 @@ from stage_e_dagster.jobs import INVARIANT_CHECKS, invariant_checks
 from stage_e_dagster.resources.consensus import Consensus
 from testkit.jobs import resources
 from testkit.seed import seed_cards
+from testkit.sql import execute
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKS = {
@@ -37,11 +38,6 @@ def run_checks(db_url: str, instance, **overrides):
     return result, {e.check_name: e for e in result.get_asset_check_evaluations()}
 
 
-def sql(db_url: str, statement: str, **params) -> None:
-    with get_engine(db_url).begin() as conn:
-        conn.execute(text(statement), params)
-
-
 def add_printing(db_url: str, scryfall_id: str) -> int:
     with get_engine(db_url).begin() as conn:
         return conn.execute(text(
@@ -50,8 +46,8 @@ def add_printing(db_url: str, scryfall_id: str) -> int:
 
 
 def vote(db_url: str, card: int, printing: int, voter: str, source: str = "ocr") -> None:
-    sql(db_url, "INSERT INTO card_printing_tag (card_id, printing_id, anonymous_id, source, confidence) "
-                "VALUES (:c, :p, :v, :s, 0.9)", c=card, p=printing, v=voter, s=source)
+    execute(db_url, "INSERT INTO card_printing_tag (card_id, printing_id, anonymous_id, source, confidence) "
+                    "VALUES (%s, %s, %s, %s, 0.9)", (card, printing, voter, source))
 
 
 def test_every_check_passes_on_a_sound_database(db_url, db_engine, instance):
@@ -60,8 +56,8 @@ def test_every_check_passes_on_a_sound_database(db_url, db_engine, instance):
     vote(db_url, cards[0], printing, "stage-d-join-key-v2")
     vote(db_url, cards[1], printing, "stage-d-join-key-v2")
     vote(db_url, cards[1], printing, "alice", source="user")
-    sql(db_url, "UPDATE card SET printing_status = 'resolved', resolved_printing_id = :p WHERE id = :c",
-        p=printing, c=cards[1])
+    execute(db_url, "UPDATE card SET printing_status = 'resolved', resolved_printing_id = %s WHERE id = %s",
+            (printing, cards[1]))
     with db_engine.begin() as conn:
         ledger.open_batch(conn, "run-done", "card-event", "passive", cards)
         ledger.merge_counters(conn, "run-done", {"stage_c": {}, "stage_d": {}})
@@ -81,18 +77,18 @@ def test_each_broken_invariant_fails_its_check_with_error_severity_and_the_run(d
     vote(db_url, cards[0], two, "stage-d-join-key-v2")  # a second vote of one calculator on one card
     vote(db_url, cards[1], one, "stage-d-join-key-v2")
     vote(db_url, cards[1], one, "stage-d-fallback-v1")
-    sql(db_url, "UPDATE card SET printing_status = 'resolved', resolved_printing_id = :p WHERE id = :c",
-        p=one, c=cards[1])  # resolved by machines alone
+    execute(db_url, "UPDATE card SET printing_status = 'resolved', resolved_printing_id = %s WHERE id = %s",
+            (one, cards[1]))  # resolved by machines alone
     with db_engine.begin() as conn:
         ledger.open_batch(conn, "run-partial", "card-event", "passive", cards)
         ledger.merge_counters(conn, "run-partial", {"stage_c": {}})
-    sql(db_url, "UPDATE dispatch_ledger SET status = 'completed' WHERE run_id = 'run-partial'")  # no D, no E
+    execute(db_url, "UPDATE dispatch_ledger SET status = 'completed' WHERE run_id = 'run-partial'")  # no D, no E
     with db_engine.begin() as conn:
         ledger.open_batch(conn, "run-dead", "card-event", "passive", cards[2:])
-    sql(db_url, "UPDATE dispatch_ledger SET heartbeat_at = now() - interval '1 hour' WHERE run_id = 'run-dead'")
+    execute(db_url, "UPDATE dispatch_ledger SET heartbeat_at = now() - interval '1 hour' WHERE run_id = 'run-dead'")
     with db_engine.begin() as conn:
         old = trips.record_trip(conn, "run-tripped", "host_load", 9.0, 4.0)
-    sql(db_url, "UPDATE envelope_trip SET tripped_at = now() - interval '2 hours' WHERE id = :t", t=old)
+    execute(db_url, "UPDATE envelope_trip SET tripped_at = now() - interval '2 hours' WHERE id = %s", (old,))
 
     result, found = run_checks(db_url, instance)
     assert not result.success, "a failed blocking check fails the run"
@@ -110,8 +106,8 @@ def test_machine_resolution_is_allowed_under_machine_quorum(db_url, instance):
     cards = seed_cards(db_url, 1)
     printing = add_printing(db_url, "p1")
     vote(db_url, cards[0], printing, "stage-d-join-key-v2")
-    sql(db_url, "UPDATE card SET printing_status = 'resolved', resolved_printing_id = :p WHERE id = :c",
-        p=printing, c=cards[0])
+    execute(db_url, "UPDATE card SET printing_status = 'resolved', resolved_printing_id = %s WHERE id = %s",
+            (printing, cards[0]))
     _, funnel = run_checks(db_url, instance)
     assert not funnel["no_machine_only_resolution"].passed
     _, quorum = run_checks(db_url, instance, consensus=Consensus(policy="machine-quorum"))

@@ -8,15 +8,11 @@ import pytest
 from sqlalchemy import select
 
 from stage_e_dagster.db.catalog.importer import CatalogFileError, import_catalog, store_symbol_hashes
-from stage_e_dagster.db.core.engine import get_engine, session_scope
+from stage_e_dagster.db.core.engine import session_scope
 from stage_e_dagster.db.core.models import Expansion, Printing
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.demo.symbols import render_set_symbol
-
-
-def _count(db_url, model) -> int:
-    with session_scope(get_engine(db_url)) as s:
-        return len(s.execute(select(model.id)).all())
+from testkit.sql import scalar
 
 
 def test_import_is_idempotent_and_fills_expansions(db_url, db_engine, tmp_path):
@@ -26,7 +22,7 @@ def test_import_is_idempotent_and_fills_expansions(db_url, db_engine, tmp_path):
     first = import_catalog(db_engine, path)
     again = import_catalog(db_engine, path)
     assert first.printings == again.printings == 300
-    assert _count(db_url, Printing) == 300
+    assert scalar(db_url, "SELECT count(*) FROM printing") == 300
     codes = {c["set"] for c in cards}
     with session_scope(db_engine) as s:
         stored = {e.code: e for e in s.scalars(select(Expansion))}
@@ -47,7 +43,7 @@ def test_changed_record_updates_in_place(db_url, db_engine, tmp_path):
     with session_scope(db_engine) as s:
         row = s.scalars(select(Printing).where(Printing.scryfall_id == cards[0]["id"])).one()
     assert row.artist == "Someone Else"
-    assert _count(db_url, Printing) == 20
+    assert scalar(db_url, "SELECT count(*) FROM printing") == 20
 
 
 def test_malformed_records_are_reported_with_their_index_and_skipped(db_url, db_engine, tmp_path):
@@ -62,7 +58,7 @@ def test_malformed_records_are_reported_with_their_index_and_skipped(db_url, db_
     assert [i for i, _ in seen] == [3, 5, 7]
     assert "set" in seen[0][1] and "released_at" in seen[2][1]
     assert summary.printings == 10
-    assert _count(db_url, Printing) == 10
+    assert scalar(db_url, "SELECT count(*) FROM printing") == 10
 
 
 def test_multi_face_cards_keep_their_face_names(db_url, db_engine, tmp_path):
@@ -83,7 +79,7 @@ def test_truncated_file_fails_loudly_after_committing_what_came_before(db_url, d
     path.write_text(text[: int(len(text) * 0.9)])
     with pytest.raises(CatalogFileError, match="not valid JSON"):
         import_catalog(db_engine, path)
-    assert _count(db_url, Printing) >= 2000
+    assert scalar(db_url, "SELECT count(*) FROM printing") >= 2000
 
 
 def test_a_file_that_is_not_an_array_is_refused(db_url, db_engine, tmp_path):

@@ -5,21 +5,14 @@ from __future__ import annotations
 
 import random
 
-from sqlalchemy import text
-
 from stage_e_dagster.db.catalog.importer import import_catalog
-from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.work.queue import backlog, cards_needing_work
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.stages.stage_d import run_stage_d
 from testkit.seed import add_cards, add_evidence_rows, evidence_for, front_name, printing_ids
-
-
-def _query(url: str, sql: str, **params) -> list[tuple]:
-    with get_engine(url).connect() as conn:
-        return [tuple(row) for row in conn.execute(text(sql), params)]
+from testkit.sql import rows
 
 
 def test_a_new_set_reopens_only_the_cards_it_concerns(db_url, db_engine, tmp_path):
@@ -45,7 +38,7 @@ def test_a_new_set_reopens_only_the_cards_it_concerns(db_url, db_engine, tmp_pat
     with db_engine.connect() as conn:
         assert first["cards_processed"] == len(ids) and backlog(conn)["stage_d"] == 0
     votes_per_card = "SELECT card_id, count(*) FROM card_printing_tag GROUP BY card_id"
-    before = dict(_query(db_url, votes_per_card))
+    before = dict(rows(db_url, votes_per_card))
 
     # The oracle, from the catalogue file: cards named like a printing of the new set, plus the two that
     # abstained for lack of a printing (no printing of their name; a set code no set has).
@@ -70,15 +63,14 @@ def test_a_new_set_reopens_only_the_cards_it_concerns(db_url, db_engine, tmp_pat
     with db_engine.connect() as conn:
         assert second["cards_processed"] == len(expected) and backlog(conn)["stage_d"] == 0
     printings = printing_ids(db_url)
-    late_votes = _query(db_url, "SELECT card_id, printing_id, run_id FROM card_printing_tag "
-                                "WHERE anonymous_id = :voter AND card_id = ANY(:ids)",
-                        voter=JOIN_KEY_ID, ids=ids[:len(in_late)])
+    late_votes = rows(db_url, "SELECT card_id, printing_id, run_id FROM card_printing_tag "
+                              "WHERE anonymous_id = %s AND card_id = ANY(%s)", (JOIN_KEY_ID, ids[:len(in_late)]))
     assert sorted(late_votes) == sorted((card_id, printings[card["id"]], "run-2")
                                         for card_id, card in zip(ids, in_late, strict=False))
     untouched = set(ids) - expected
-    assert {run for (run,) in _query(db_url, "SELECT DISTINCT run_id FROM card_printing_tag "
-                                             "WHERE card_id = ANY(:ids)", ids=sorted(untouched))} == {"run-1"}
-    after = dict(_query(db_url, votes_per_card))
+    assert {run for (run,) in rows(db_url, "SELECT DISTINCT run_id FROM card_printing_tag "
+                                           "WHERE card_id = ANY(%s)", (sorted(untouched),))} == {"run-1"}
+    after = dict(rows(db_url, votes_per_card))
     assert {c: n for c, n in before.items() if c in untouched} == {c: n for c, n in after.items() if c in untouched}
 
     again = import_catalog(db_engine, tmp_path / "full.json")  # the same file: nothing changed or re-opened

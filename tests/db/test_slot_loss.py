@@ -7,24 +7,11 @@ from __future__ import annotations
 import threading
 import time
 
-import psycopg2
-
 from stage_e_dagster.db.core.advisory_locks import lock_connection_params, open_lock_connection, session_lost
-from stage_e_dagster.db.core.urls import libpq_dsn
 from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.ocr_slots import LOST_CHECK_SECONDS, OcrSlots
-
-
-def _terminate(url: str, backend: int) -> bool:
-    conn = psycopg2.connect(libpq_dsn(url))
-    try:
-        conn.autocommit = True
-        with conn.cursor() as cur:
-            cur.execute("SELECT pg_terminate_backend(%s)", (backend,))
-            return bool(cur.fetchone()[0])
-    finally:
-        conn.close()
+from testkit.sql import scalar
 
 
 def test_session_lost_is_false_for_a_live_session_and_true_once_the_server_ends_it(db_url):
@@ -34,7 +21,7 @@ def test_session_lost_is_false_for_a_live_session_and_true_once_the_server_ends_
             cur.execute("SELECT pg_backend_pid()")
             backend = cur.fetchone()[0]
         assert not session_lost(conn)
-        assert _terminate(db_url, backend)
+        assert scalar(db_url, "SELECT pg_terminate_backend(%s)", (backend,))
         deadline = time.monotonic() + 10
         while not session_lost(conn) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -53,7 +40,7 @@ def test_a_holder_whose_session_is_terminated_is_told_and_the_slot_is_free_to_ot
         time.sleep(3 * LOST_CHECK_SECONDS)
         assert not lost.is_set(), "a live session was reported lost"
         (victim,) = [h for h in list_slot_holders(db_url) if "victim" in (h.application_name or "")]
-        assert _terminate(db_url, victim.pid)
+        assert scalar(db_url, "SELECT pg_terminate_backend(%s)", (victim.pid,))
         assert lost.wait(10), "the holder was never told its lock session ended"
         with slots.acquire(holder="rival") as taken:
             assert taken == [0], "the terminated session's slot should be free to others"

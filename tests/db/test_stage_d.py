@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import Card, CardPrintingTag, CardScanLog
@@ -14,6 +14,9 @@ from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID, SLOW_PA
 from stage_e_dagster.stages.stage_d import run_stage_d
 from testkit.corpus import demo_catalogue
 from testkit.seed import seed_ground_truth
+from testkit.sql import rows
+
+WRITTEN = "SELECT (SELECT count(*) FROM card_printing_tag), (SELECT count(*) FROM card_scan_log)"
 
 
 @pytest.fixture
@@ -25,12 +28,6 @@ def seeded(db_url, tmp_path):
 def _votes(url):
     with session_scope(get_engine(url)) as s:
         return s.scalars(select(CardPrintingTag)).all()
-
-
-def _counts(url) -> tuple[int, int]:
-    with session_scope(get_engine(url)) as s:
-        return (s.scalar(select(func.count()).select_from(CardPrintingTag)),
-                s.scalar(select(func.count()).select_from(CardScanLog)))
 
 
 def test_ground_truth_batch_votes_right_and_routes_the_rest(db_url, db_engine, seeded):
@@ -81,9 +78,9 @@ def test_ground_truth_batch_votes_right_and_routes_the_rest(db_url, db_engine, s
 def test_sequential_rerun_writes_nothing(db_url, db_engine, seeded):
     ids = [c.card_id for c in seeded]
     first = run_stage_d(db_engine, ids, "run-1")
-    before = _counts(db_url)
+    before = rows(db_url, WRITTEN)
     again = run_stage_d(db_engine, ids, "run-2")
-    assert _counts(db_url) == before
+    assert rows(db_url, WRITTEN) == before
     groups = first["vote_groups_inserted"]
     assert (again["already_voted"], again["votes_cast"], again["votes_removed"]) == (groups, 0, 0)
     assert again["abstentions_logged"] == again["review_markers_new"] == again["consensus_changed"] == 0
