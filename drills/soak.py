@@ -29,6 +29,7 @@ import datetime as dt
 import statistics
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -66,32 +67,47 @@ def tree(dev: Dev) -> list[psutil.Process]:
 
 
 class WorkerMemory:
-    """Samples, every tenth of a second, the resident memory of every OCR worker (a child of a multiprocessing
-    forkserver) under the current `stage-e dev`; workers live for one batch, so their peaks in order of birth show
-    growth. A worker seen fewer than `MIN_SAMPLES` times may have been caught only while starting, so its peak is
-    not judged; fewer than two judged workers is no measurement, and fails the drill."""
+    """The peak resident memory (the kernel's high-water mark, `VmHWM`) of every OCR worker (a child of a
+    multiprocessing forkserver) under the current `stage-e dev`; workers live for one batch, so their peaks in order
+    of birth show growth. The forkservers are looked for once a second; their children are read every tenth of a
+    second from `/proc` (cheap, however busy the host), each keeping the last high-water mark seen. A worker seen
+    fewer than `MIN_SAMPLES` times may have been caught only while starting, so its peak is not judged; fewer than
+    two judged workers is no measurement, and fails the drill."""
 
-    MIN_SAMPLES = 8
+    MIN_SAMPLES = 3
 
     def __init__(self) -> None:
         self.dev: Dev | None = None
         self.peaks: dict[int, tuple[float, float, int]] = {}  # pid -> (first seen, peak MB, samples)
+        self._forkservers: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
+    def _find_forkservers(self) -> None:
+        dev = self.dev
+        found = []
+        for proc in tree(dev) if dev is not None else []:
+            try:
+                if "forkserver" in " ".join(proc.cmdline()):
+                    found.append(proc.pid)
+            except psutil.Error:
+                continue
+        self._forkservers = found
+
     def _run(self) -> None:
+        looked = 0.0
         while not self._stop.wait(0.1):
-            dev = self.dev
-            for proc in tree(dev) if dev is not None else []:
-                try:
-                    if "forkserver" not in " ".join(proc.parent().cmdline()):
+            if time.monotonic() - looked > 1.0:
+                self._find_forkservers()
+                looked = time.monotonic()
+            for server in self._forkservers:
+                for pid in _children(server):
+                    peak = _peak_mb(pid)
+                    if peak is None:
                         continue
-                    rss = proc.memory_info().rss / MB
-                except (psutil.Error, OSError, AttributeError):
-                    continue
-                first, peak, samples = self.peaks.get(proc.pid, (time.monotonic(), 0.0, 0))
-                self.peaks[proc.pid] = (first, max(peak, rss), samples + 1)
+                    first, seen, samples = self.peaks.get(pid, (time.monotonic(), 0.0, 0))
+                    self.peaks[pid] = (first, max(seen, peak), samples + 1)
 
     def stop(self) -> dict[str, Any]:
         self._stop.set()
@@ -104,6 +120,23 @@ class WorkerMemory:
         early, late = statistics.median(ordered[:tenth]), statistics.median(ordered[-tenth:])
         return {**shown, "worker_rss_early_mb": round(early), "worker_rss_late_mb": round(late),
                 "worker_rss_max_mb": round(max(ordered)), "worker_rss_growth": round(late / early, 2)}
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of `pid`, from `/proc` (no scan of every process)."""
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _peak_mb(pid: int) -> float | None:
+    """The process's peak resident memory so far (`VmHWM`), in MB; None once it is gone."""
+    try:
+        line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1]) / 1024
 
 
 def quiet_sample(home: Home, dev: Dev, baseline: tuple[int, float, int] | None = None) -> tuple[int, float, int]:

@@ -5,8 +5,10 @@ that should catch it run there, and the verdict reported: `caught` (a test faile
 The real tree is never touched: the copy is made from `git ls-files` (committed and uncommitted changes alike) in a
 temp dir, with an install of its own. That install is a virtualenv whose one path file puts the copy first and
 this tree's virtualenv's packages after it, with the editable finder of this tree dropped; its console scripts are
-this virtualenv's, re-pointed at it. So the tests, `stage-e`, `dg dev` and the OCR workers they start all import the
-broken copy. Each breakage is undone in the copy (from the pristine file) before the next is applied.
+this virtualenv's, re-pointed at it, and its data files (Tesseract's model) are this virtualenv's. So the tests,
+`stage-e`, `dg dev` and the OCR workers they start all import the broken copy. First the chosen breakages' tests run
+once on the unbroken copy and must pass (else nothing is judged: a test failing for another reason proves nothing);
+then each breakage is applied, its tests run, and it is undone (from the pristine file) before the next.
 
 Usage: `python tools/breakages.py [NAME ...]` (`make breakages`); `--list` prints the table's rows.
 """
@@ -131,6 +133,7 @@ def install(copy: Path) -> Path:
         f"{copy}\n"
         f"import site, sys; site.addsitedir({ours!r}); sys.meta_path[:] = [f for f in sys.meta_path "
         "if not getattr(f, '__module__', '').startswith('__editable__')]\n")
+    (venv / "share").symlink_to(Path(sys.prefix) / "share")  # data files wheels install there (Tesseract's model)
     here = Path(sys.executable).parent
     for script in here.iterdir():
         target = venv / "bin" / script.name
@@ -188,6 +191,13 @@ def main() -> None:
         copy_tree(copy)
         python = install(copy)
         print(f"scratch copy {copy}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+        control = scratch / "unbroken.log"
+        every = tuple(dict.fromkeys(test for breakage in chosen for test in breakage.tests))
+        if run_tests(python, copy, every, control) != 0:
+            print(f"the tests fail on the unbroken copy (see {control}): nothing judged", flush=True)
+            args.keep = True
+            sys.exit(2)
+        print("the tests pass on the unbroken copy", flush=True)
         for index, breakage in enumerate(chosen, 1):
             pristine = (copy / breakage.path).read_text()
             started = time.monotonic()
