@@ -27,10 +27,10 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 test: install
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1
 
 test-quick: install
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not live and not drill"
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1 -m "not live and not drill"
 
 breakages: install
 	$(BIN)/python tools/breakages.py

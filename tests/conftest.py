@@ -29,12 +29,21 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{kind}: {what}")
 
 
+FIRST = ("live", "drills")
+"""Kinds run first: their tests are the longest, mostly waiting on Dagster's daemon, so with two workers
+(`make test`) they overlap each other and the short tests fill the gaps, instead of one long test ending the run."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     root = Path(__file__).parent
+
+    def folder(item: pytest.Item) -> str:
+        return Path(item.path).relative_to(root).parts[0] if Path(item.path).is_relative_to(root) else ""
+
     for item in items:
-        folder = Path(item.path).relative_to(root).parts[0] if Path(item.path).is_relative_to(root) else ""
-        if folder in KINDS:
-            item.add_marker(KINDS[folder])
+        if folder(item) in KINDS:
+            item.add_marker(KINDS[folder(item)])
+    items.sort(key=lambda item: folder(item) not in FIRST)  # stable: collection order within each part
 
 
 @pytest.fixture(scope="session")

@@ -86,12 +86,12 @@ def run_accuracy(engine: OcrEngine, cases: list[tuple[dict, set[str]]], degraded
 
 
 def test_collector_accuracy_on_clean_scans(engine: OcrEngine, catalogs: list) -> None:
-    rate, failures = run_accuracy(engine, sample(catalogs, 150, salt=1), degraded=False)
+    rate, failures = run_accuracy(engine, sample(catalogs, 100, salt=1), degraded=False)
     assert rate >= 0.98, failures
 
 
 def test_collector_accuracy_on_degraded_scans(engine: OcrEngine, catalogs: list) -> None:
-    rate, failures = run_accuracy(engine, sample(catalogs, 60, salt=2), degraded=True)
+    rate, failures = run_accuracy(engine, sample(catalogs, 40, salt=2), degraded=True)
     assert rate >= 0.90, failures
 
 
