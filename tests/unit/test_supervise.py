@@ -7,22 +7,27 @@ import signal
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import psutil
 
 from stage_e_dagster.supervise import Supervised
 
-SLEEPER = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(300)"
+SLEEPER = ("import pathlib, signal, sys, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+           "pathlib.Path(sys.argv[1]).touch(); time.sleep(300)")
+"""A child that ignores Ctrl-C, and says so (a marker file) once it does: a stop sent before a loaded host let it
+install its handler would kill it, and the test would blame the supervisor."""
 
 
-def tree(leader_ignores_sigint: bool) -> list[str]:
-    """A leader with two children that ignore Ctrl-C: one in its group, one in a session of its own."""
+def tree(leader_ignores_sigint: bool, ready: Path) -> list[str]:
+    """A leader with two children that ignore Ctrl-C: one in its group, one in a session of its own; each child
+    touches a marker in `ready` once it ignores Ctrl-C (after the leader has set up its own handling)."""
     ignore = "signal.signal(signal.SIGINT, signal.SIG_IGN)" if leader_ignores_sigint else ""
     script = textwrap.dedent(f"""
         import signal, subprocess, sys, time
         {ignore}
-        subprocess.Popen([sys.executable, "-c", {SLEEPER!r}])
-        subprocess.Popen([sys.executable, "-c", {SLEEPER!r}], start_new_session=True)
+        subprocess.Popen([sys.executable, "-c", {SLEEPER!r}, {str(ready / "a")!r}])
+        subprocess.Popen([sys.executable, "-c", {SLEEPER!r}, {str(ready / "b")!r}], start_new_session=True)
         try:
             time.sleep(300)
         except KeyboardInterrupt:
@@ -31,12 +36,13 @@ def tree(leader_ignores_sigint: bool) -> list[str]:
     return [sys.executable, "-c", script]
 
 
-def started(child: Supervised, processes: int) -> list[int]:
-    """Poll until the leader and its `processes - 1` descendants are seen; their pids."""
+def started(child: Supervised, processes: int, ready: Path) -> list[int]:
+    """Poll until the leader and its `processes - 1` descendants are seen and the children have said they ignore
+    Ctrl-C; their pids."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         child.poll()
-        if len(child.seen) >= processes:
+        if len(child.seen) >= processes and len(list(ready.iterdir())) == processes - 1:
             return sorted(child.seen)
         time.sleep(0.1)
     raise AssertionError(f"only {len(child.seen)} processes started")
@@ -56,10 +62,10 @@ def alive(pids: list[int]) -> list[int]:
     return [pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
 
 
-def test_a_stop_ends_the_leader_and_finish_ends_what_ignored_it():
-    child = Supervised(tree(leader_ignores_sigint=False), grace=30)
+def test_a_stop_ends_the_leader_and_finish_ends_what_ignored_it(tmp_path):
+    child = Supervised(tree(leader_ignores_sigint=False, ready=tmp_path), grace=30)
     child.start()
-    pids = started(child, 3)
+    pids = started(child, 3, tmp_path)
     child.stop()
     assert wait_exit(child) == 0, "the leader took the Ctrl-C and exited"
     assert len(alive(pids)) == 2, "its children ignored it"
@@ -68,10 +74,10 @@ def test_a_stop_ends_the_leader_and_finish_ends_what_ignored_it():
     assert alive(pids) == []
 
 
-def test_an_ignored_stop_escalates_after_the_grace():
-    child = Supervised(tree(leader_ignores_sigint=True), grace=1.0)
+def test_an_ignored_stop_escalates_after_the_grace(tmp_path):
+    child = Supervised(tree(leader_ignores_sigint=True, ready=tmp_path), grace=1.0)
     child.start()
-    pids = started(child, 3)
+    pids = started(child, 3, tmp_path)
     child.stop()
     code = wait_exit(child)
     assert child.escalated and code in (-signal.SIGTERM, -signal.SIGKILL), "the ignored SIGINT was followed up"
