@@ -317,6 +317,7 @@ def test_resource_inside_dagster(db_url: str, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("STAGE_E_TEST_OCR_URL", db_url)
 
     slots = OcrSlots(database=AppDatabase(database_url=dg.EnvVar("STAGE_E_TEST_OCR_URL")), max_slots=1, scope="global")
+    # In-memory Dagster storage: it cannot matter here, the test reads only this run's own result.
     result = dg.materialize([ocr_probe], resources={"ocr_slots": slots})
     assert result.success
     [name] = result.output_for_node("ocr_probe")

@@ -115,6 +115,7 @@ def test_the_card_sources_asset_syncs_the_sources_and_tells_what_it_did(db_url, 
         add_source(conn, "one", tmp_path / "one")
         add_source(conn, "two", tmp_path / "two")
         add_source(conn, "gone", tmp_path / "nowhere-yet")
+    # In-memory Dagster storage: it cannot matter here, the test reads only this run's own result.
     result = materialize([card_sources], resources={"database": AppDatabase(database_url=db_url)},
                          run_config=SyncSpec(("gone", "one")).run_config())
     assert result.success

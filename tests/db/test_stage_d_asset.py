@@ -37,6 +37,7 @@ def _metadata(result):
 
 
 def test_printing_votes_with_explicit_card_ids(db_url, card_ids):
+    # In-memory Dagster storage: it cannot matter here, the test reads only this run's own result.
     result = materialize(
         [printing_votes],
         resources={"database": AppDatabase(database_url=db_url), "consensus": Consensus()},
@@ -53,6 +54,7 @@ def test_printing_votes_with_explicit_card_ids(db_url, card_ids):
 
 
 def test_printing_votes_reads_the_runs_batch_when_unconfigured(db_url, card_ids):
+    # In-memory Dagster storage: it cannot matter here, the test reads only this run's own result.
     result = materialize(
         [stub_image_evidence, printing_votes],
         resources={"database": AppDatabase(database_url=db_url), "consensus": Consensus()},

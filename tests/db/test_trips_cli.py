@@ -84,6 +84,7 @@ def test_list_with_nothing_open(cli) -> None:
 
 # -- the Dagster job ------------------------------------------------------------------------------------------
 def _ack_job(db_url: str, trip_id: str, note: str) -> dg.ExecuteInProcessResult:
+    # In-memory Dagster storage: it cannot matter here, the test reads only this run's own result.
     return acknowledge_envelope_trip.execute_in_process(
         run_config={"ops": {"acknowledge_trip": {"config": {"trip_id": trip_id, "note": note}}}},
         resources={"database": AppDatabase(database_url=db_url)},

@@ -12,6 +12,7 @@ from testkit.seed import add_cards, add_evidence, mini_catalog, number_only_evid
 
 
 def _metadata(db_url, card_ids, consensus):
+    # In-memory Dagster storage: it cannot matter here, the test reads only this run's own result.
     result = materialize(
         [printing_votes], resources={"database": AppDatabase(database_url=db_url), "consensus": consensus},
         run_config={"ops": {"printing_votes": {"config": {"card_ids": card_ids}}}})
