@@ -35,19 +35,18 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+from PIL import Image
+from stage_c_sets import RENDERER, Scan, World, Worlds, plan_set
 
-from PIL import Image  # noqa: E402
-from stage_c_sets import RENDERER, Scan, World, Worlds, plan_set  # noqa: E402
-
-from stage_e_dagster.domain.calculators import run_calculators  # noqa: E402
-from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID  # noqa: E402
-from stage_e_dagster.domain.catalog import CardRef  # noqa: E402
-from stage_e_dagster.domain.evidence import collector  # noqa: E402
-from stage_e_dagster.domain.evidence.extract import extract_evidence  # noqa: E402
-from stage_e_dagster.domain.evidence.load import load_scan  # noqa: E402
-from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip  # noqa: E402
-from stage_e_dagster.domain.evidence.ocr import TesserocrEngine, find_tessdata  # noqa: E402
+import testkit
+from stage_e_dagster.domain.calculators import run_calculators
+from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID
+from stage_e_dagster.domain.catalog import CardRef
+from stage_e_dagster.domain.evidence import collector
+from stage_e_dagster.domain.evidence.extract import extract_evidence
+from stage_e_dagster.domain.evidence.load import load_scan
+from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
+from stage_e_dagster.domain.evidence.ocr import TesserocrEngine, find_tessdata
 
 _NAIVE_NUMBER = re.compile(r"(\d{1,4})\s*/\s*\d{1,4}")
 
@@ -328,6 +327,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-line-filters", action="store_true",
                         help="keep every band as a collector line (collector.TOP_EDGE and TYPE_SHARE off)")
     args = parser.parse_args(argv)
+    testkit.setup()  # one OpenMP thread, as an OCR worker runs, before the first engine loads
     levers = ablate(args.drop_steps, args.no_line_filters)
     model = Path(args.tessdata) if args.tessdata else find_tessdata()
     size = (model / "eng.traineddata").stat().st_size / 1e6 if model else 0
