@@ -14,7 +14,9 @@ renderer never draws) into it:
 A card is done when it has evidence and either a machine vote or a `to-review` routing; its latency runs from the
 rename into the inbox to the later of those database writes. Prints per phase p50/p95/max, cards/s and the
 keeps-up figure (mean of the last 10 latencies minus the mean of the first 10); the last line is
-`stream latency p95=<s> burst100=<s> sustained_p95=<s> idle_cpu=<%>`. Asserts nothing.
+`stream latency p95=<s> burst100=<s> sustained_p95=<s> idle_cpu=<%>`. Under each phase, where the time went per hop
+(arrival to card row, card to the start of the claim that took it, claim to evidence, evidence to verdict), from the
+rows' own timestamps. Asserts nothing.
 
 Usage: python bench/stream_latency.py [--printings 2000] [--quick] [--idle-seconds 60] [--keep] [--set VAR=VALUE ...]
 (`--set` overrides a setting for a lever's measurement; the headline figures use the defaults.)
@@ -53,6 +55,15 @@ LEFT JOIN (SELECT card_id, min(created_at) AS first_vote FROM card_printing_tag 
 LEFT JOIN (SELECT card_id, min(created_at) AS routed FROM card_scan_log WHERE skip_reason = 'to-review'
            GROUP BY card_id) r ON r.card_id = c.id
 WHERE v.first_vote IS NOT NULL OR r.routed IS NOT NULL
+"""
+
+
+_HOPS = """
+SELECT c.identifier, extract(epoch FROM c.created_at), extract(epoch FROM l.started_at),
+       extract(epoch FROM e.created_at)
+FROM card c
+JOIN image_evidence e ON e.card_id = c.id AND e.content_sha256 = c.content_sha256
+JOIN LATERAL (SELECT started_at FROM dispatch_ledger WHERE c.id = ANY(card_ids) ORDER BY started_at LIMIT 1) l ON true
 """
 
 
@@ -114,7 +125,7 @@ def idle_cpu(dev: Dev, home: Home, seconds: float) -> float:
     return 100.0 * (tree_cpu(dev, home) - before) / (time.monotonic() - started)
 
 
-def done_times(home: Home) -> dict[str, float]:
+def _query(home: Home, statement: str) -> list[tuple]:
     import psycopg2
 
     from stage_e_dagster.db.core.urls import libpq_dsn
@@ -122,10 +133,36 @@ def done_times(home: Home) -> dict[str, float]:
     conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=5)
     try:
         with conn.cursor() as cur:
-            cur.execute(_DONE)
-            return {identifier: float(done) for identifier, done in cur.fetchall()}
+            cur.execute(statement)
+            return cur.fetchall()
     finally:
         conn.close()
+
+
+def done_times(home: Home) -> dict[str, float]:
+    return {identifier: float(done) for identifier, done in _query(home, _DONE)}
+
+
+HOPS = ("arrival to card (sync)", "card to claim", "claim to evidence (Stage C)", "evidence to verdict (D, E)")
+
+
+def hops(home: Home, arrived: dict[str, float], latency: dict[str, float]) -> None:
+    """Where each done card's time went: the file's arrival, its card row (a sensor tick's or the draining run's
+    sync), the start of the claim that took it (its ledger row), its evidence, its verdict; median and p95 per hop."""
+    marks = {name: (float(card), float(claim), float(evidence)) for name, card, claim, evidence in _query(home, _HOPS)
+             if name in latency}
+    spans: list[list[float]] = [[], [], [], []]
+    for name, (card, claim, evidence) in marks.items():
+        points = (arrived[name], card, claim, evidence, arrived[name] + latency[name])
+        for index in range(4):
+            spans[index].append(max(0.0, points[index + 1] - points[index]))
+    if not marks:
+        return
+    parts = []
+    for label, values in zip(HOPS, spans, strict=True):
+        p95 = statistics.quantiles(values, n=20, method="inclusive")[18] if len(values) >= 2 else values[0]
+        parts.append(f"{label} {statistics.median(values):.1f}/{p95:.1f}")
+    print("  per hop, median/p95 s: " + "; ".join(parts), flush=True)
 
 
 def drop(files: list[Path], inbox: Path, every: float) -> dict[str, float]:
@@ -221,13 +258,19 @@ def main() -> None:
         burst = files[trickle_n:trickle_n + burst_n]
         sustained = files[trickle_n + burst_n:]
         arrived = drop(trickle, inbox, 2.0)
-        t = summary("trickle (1 file / 2 s)", arrived, await_done(home, dev, arrived, 300))
+        latency = await_done(home, dev, arrived, 300)
+        t = summary("trickle (1 file / 2 s)", arrived, latency)
+        hops(home, arrived, latency)
         time.sleep(5)
         arrived = drop(burst, inbox, 0)
-        b = summary(f"burst ({burst_n} files)", arrived, await_done(home, dev, arrived, 300))
+        latency = await_done(home, dev, arrived, 300)
+        b = summary(f"burst ({burst_n} files)", arrived, latency)
+        hops(home, arrived, latency)
         time.sleep(5)
         arrived = drop(sustained, inbox, 0.2)
-        s = summary("sustained (5 files/s)", arrived, await_done(home, dev, arrived, 600))
+        latency = await_done(home, dev, arrived, 600)
+        s = summary("sustained (5 files/s)", arrived, latency)
+        hops(home, arrived, latency)
         load = os.getloadavg()[0]
         print(f"load average {load:.2f} at the end", flush=True)
         print(f"stream latency p95={t['p95']:.1f} burst{burst_n}={b['span']:.1f} sustained_p95={s['p95']:.1f} "
