@@ -15,4 +15,4 @@ def test_soak_small():
     print(verdict.line("soak", None, figures))  # the figures, shown with -s
     assert figures["cards"] == 12 and figures["quiet_points"] == 2
     assert figures["completed"] >= 3 and figures["halted"] == 0 and figures["voted"] + figures["review"] >= 12
-    assert figures["workers_judged"] >= 2, "the OCR workers' memory was measured, not skipped"
+    assert figures["workers_judged"] >= 1 and "worker_rss_growth" in figures, "the OCR workers' memory was measured"
