@@ -44,6 +44,8 @@ LANGUAGE_FOLDERS = (
 )
 """Folder names that set a language besides the codes themselves (which always do), as (folder, code) pairs."""
 
+DEFAULT_MIN_DPI = 200
+"""The resolution under which no machine votes (`STAGE_E_MIN_DPI`)."""
 CARD_WIDTH_MM = 63.0
 CARD_HEIGHT_MM = 88.0
 MM_PER_INCH = 25.4
@@ -162,7 +164,16 @@ def scan_dpi(width_px: int, height_px: int) -> float | None:
     return min(short / (CARD_WIDTH_MM / MM_PER_INCH), long / (CARD_HEIGHT_MM / MM_PER_INCH))
 
 
-def machine_ineligibility(upload: Upload, width_px: int, height_px: int, *, min_dpi: int = 200,
+def under_dpi(width_px: int, height_px: int, min_dpi: int) -> bool:
+    """Whether a scan of this pixel size is under `min_dpi` on either axis of the card, in whole numbers (px * 254 <
+    dpi * 10 * mm) so the database's rule (`rule.sql`) and this one agree at the boundary; unknown sizes are not."""
+    if width_px <= 0 or height_px <= 0:
+        return False
+    short, long = sorted((width_px, height_px))
+    return short * 254 < min_dpi * 630 or long * 254 < min_dpi * 880
+
+
+def machine_ineligibility(upload: Upload, width_px: int, height_px: int, *, min_dpi: int = DEFAULT_MIN_DPI,
                           english_match: bool = False) -> str | None:
     """The named reason no machine may vote on this upload, or None when machines may.
 
@@ -176,8 +187,7 @@ def machine_ineligibility(upload: Upload, width_px: int, height_px: int, *, min_
         return CUSTOM_ART
     if upload.language is not None and upload.language != ENGLISH and not english_match:
         return NON_ENGLISH
-    dpi = scan_dpi(width_px, height_px)
-    if dpi is not None and dpi < min_dpi:
+    if under_dpi(width_px, height_px, min_dpi):
         return LOW_DPI
     return None
 

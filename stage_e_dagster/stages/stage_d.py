@@ -25,6 +25,7 @@ from stage_e_dagster.db.judgement.consensus_store import (
 from stage_e_dagster.db.judgement.evidence_store import mark_decided
 from stage_e_dagster.db.judgement.stage_d_inputs import load_expansions, load_stage_d_inputs
 from stage_e_dagster.db.judgement.votes import LogWriteResult, VoteWriteResult, write_log_entries, write_vote_groups
+from stage_e_dagster.db.work import work_rule
 from stage_e_dagster.domain.calculators import CALCULATORS, Calculator
 from stage_e_dagster.domain.catalog import ExpansionRef
 from stage_e_dagster.domain.stage_d import StageDPlan, outcome_names, plan_batch
@@ -64,7 +65,8 @@ def _process_chunk(
     votes = write_vote_groups(conn, plan.groups, run_id)
     log = write_log_entries(conn, plan.log_entries, run_id)
     decided = [card_id for card_id, evidence in inputs.evidence.items() if evidence is not None]
-    mark_decided(conn, decided, decided_by(registry))
+    min_dpi, english_match = work_rule.eligibility(conn)
+    mark_decided(conn, decided, decided_by(registry, min_dpi=min_dpi, english_match=english_match))
     consensus, _ = recompute_consensus(conn, inputs.cards, policy)
     return len(cards), plan, votes, log, consensus
 
