@@ -42,9 +42,11 @@ class _Totals:
     log: LogWriteResult = field(default_factory=LogWriteResult)
     consensus: ConsensusResult = field(default_factory=ConsensusResult)
     outcomes: dict[str, Counter[str]] = field(default_factory=dict)
+    ineligible: Counter[str] = field(default_factory=Counter)
 
     def add_plan(self, plan: StageDPlan) -> None:
         self.routed += len(plan.routed)
+        self.ineligible.update(plan.ineligible)
         for calc, counts in plan.outcomes.items():
             self.outcomes[calc].update(counts)
 
@@ -84,8 +86,9 @@ def run_stage_d(
 
     Counters (JSON-ready): cards, cards_processed, cards_missing; votes_cast, votes_removed, already_voted,
     vote_groups_{inserted,replaced,withdrawn,retired}, race_absorbed; outcomes and skips per calculator;
-    routed_to_review, review_markers_new, abstentions_logged, abstentions_unchanged; cards_{resolved,no_match,
-    unresolved} (states after this run), consensus_changed, newly_resolved; policy, elapsed_s, cards_per_s.
+    routed_to_review, ineligible (cards no machine may vote on, by reason), review_markers_new, abstentions_logged,
+    abstentions_unchanged; cards_{resolved,no_match,unresolved} (states after this run), consensus_changed,
+    newly_resolved; policy, elapsed_s, cards_per_s.
     """
     check_policy(policy)
     started = time.perf_counter()
@@ -126,6 +129,7 @@ def counters(totals: _Totals, requested: int, policy: str, elapsed: float) -> di
         "outcomes": {calc: dict(sorted(counts.items())) for calc, counts in totals.outcomes.items()},
         "skips": StageDPlan(outcomes=totals.outcomes).skips(),
         "routed_to_review": totals.routed,
+        "ineligible": dict(sorted(totals.ineligible.items())),
         "review_markers_new": log.review_marked,
         "abstentions_logged": log.appended,
         "abstentions_unchanged": log.unchanged,

@@ -74,8 +74,9 @@ def route(card: CardRef, results: Mapping[str, Result], evidence: Evidence | Non
     """
     if any(calc.is_hit(results.get(calc.id)) for calc in registry):
         return None
+    why = [f"{calc.label}:{outcome_label(results.get(calc.id))}" for calc in registry]
     detail: dict[str, Any] = {
-        "why": [f"{calc.label}:{outcome_label(results.get(calc.id))}" for calc in registry],
+        "why": [f"ineligible:{card.ineligible}", *why] if card.ineligible is not None else why,
         **{calc.label.replace("-", "_"): describe(results.get(calc.id)) for calc in registry},
         "evidence": evidence_summary(evidence),
         "evidence_version": evidence_version_key(evidence),
