@@ -114,6 +114,18 @@ BREAKAGES = (
         "a draining run ignores an open trip", "stage_e_dagster/control/drain.py",
         (("            halted = halt_reason()\n", "            halted = None\n"),),
         ("tests/unit/test_drain_loop.py::test_an_open_trip_stops_it_before_the_next_claim",)),
+    Breakage(
+        "card backs owed Stage D like any card", "stage_e_dagster/db/work/rule.sql",
+        (("""        WHEN e.card_id IS NOT NULL AND c.kind = 'cardback'
+             AND NOT EXISTS (SELECT 1 FROM card_printing_tag t WHERE t.card_id = c.id
+                             AND t.anonymous_id LIKE 'stage-d-%') THEN NULL
+""", ""),),
+        ("tests/db/test_work_queue.py::test_the_queue_and_the_full_rule_agree_whatever_is_written",)),
+    Breakage(
+        "tokens and cards voted onto any printing of their name", "stage_e_dagster/domain/calculators/slow_path.py",
+        (("    candidates = [p for p in candidates if printing_fits(card.kind, p.layout, p.set_type)]\n", ""),),
+        ("tests/unit/test_calculators_kinds.py", "tests/db/test_eligibility_e2e.py::"
+         "test_each_kind_gets_its_eligibility_and_its_reason")),
 )
 
 
