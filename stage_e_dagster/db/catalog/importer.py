@@ -12,23 +12,34 @@ A batch that adds or changes printings re-opens, for Stage D only and in the sam
 candidate set it changed (`catalog_reopen`); a record equal to what is stored changes nothing, so re-importing the
 same file re-opens nothing.
 
+A file laid out as Scryfall writes its bulk files (`[`, then one card object per line) is read a line at a time,
+each line decoded whole by the standard library's C decoder; any other layout goes through the incremental parser.
+Both enforce the same limits. Each batch is written with one multi-row `INSERT ... ON CONFLICT` built by psycopg2
+(no SQL compiled per batch), so a 500,000-record "All Cards" file imports in bounded memory and about a minute.
+
+Every record becomes a printing keyed by its Scryfall id, non-English ones included (with their `lang`). The name
+lookups read one record per (set, collector number): its English one, or else one of its languages
+(`db.catalog.lookup`), so a set printed in ten languages does not give a name ten candidates.
+
 `import_catalog` and `store_symbol_hashes` take an engine: they commit batch by batch (a file is imported up to the
 point it broke), and `store_printed_totals` runs in the caller's transaction.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import ijson
-from sqlalchemy import Connection, Engine, func, or_, select, update
-from sqlalchemy.dialects.postgresql import insert
+from psycopg2.extras import execute_values
+from sqlalchemy import Connection, Engine, update
 
 from stage_e_dagster.db.catalog.reopen import cards_to_reopen, reopen_for_stage_d
-from stage_e_dagster.db.core.models import Expansion, Printing
+from stage_e_dagster.db.core.models import Expansion
 from stage_e_dagster.db.judgement.consensus_store import in_transaction
 from stage_e_dagster.domain.scryfall import MalformedCard, PrintingRecord, parse_card
 from stage_e_dagster.domain.work import candidate_names
@@ -125,7 +136,7 @@ def import_catalog(
             raise CatalogLimitError(
                 f"{path}: record {index + 1} {err}; {summary.printings} printings were imported before it"
             ) from None
-        except ijson.JSONError as err:
+        except (ijson.JSONError, _BadLine) as err:
             _flush(engine, batch, summary)
             raise CatalogFileError(
                 f"{path} is not valid JSON after record {index} ({err}); {summary.printings} printings were imported"
@@ -138,7 +149,78 @@ def import_catalog(
     return summary
 
 
+class _BadLine(ValueError):
+    """A line of a line-per-record file that is not a JSON value (the file is not valid JSON there)."""
+
+
 def _records(handle: _RecordBound, path: Path) -> Iterator[Any]:
+    """The elements of the top-level JSON array: a line at a time when the file is laid out a record per line,
+    otherwise from the incremental parser's events."""
+    raw = handle.handle
+    if _one_per_line(raw):
+        yield from _line_records(raw)
+    else:
+        yield from _event_records(handle, path)
+
+
+def _one_per_line(raw: BinaryIO) -> bool:
+    """Whether the file opens with `[` alone on its line and its next line is a whole JSON value (or `]`)."""
+    start = raw.tell()
+    try:
+        if raw.readline(64).strip() != b"[":
+            return False
+        second = raw.readline(MAX_RECORD_BYTES + 1).strip()
+        if second == b"]":
+            return True
+        try:
+            json.loads(second.removesuffix(b","))
+        except (ValueError, RecursionError):
+            return False
+        return True
+    finally:
+        raw.seek(start)
+
+
+def _line_records(raw: BinaryIO) -> Iterator[Any]:
+    """The records of a `[` / one value per line / `]` file, each line decoded whole (bounded by
+    `MAX_RECORD_BYTES`, `MAX_DEPTH` checked on what was built)."""
+    raw.readline()
+    while True:
+        line = raw.readline(MAX_RECORD_BYTES + 1)
+        if len(line) > MAX_RECORD_BYTES:
+            raise CatalogLimitError(f"spans more than {MAX_RECORD_BYTES} bytes of the file (a giant string or a huge "
+                                    "array?)")
+        if not line:
+            raise _BadLine("the file ends before its closing ]")
+        line = line.strip()
+        if line == b"]":
+            return
+        if not line:
+            continue
+        try:
+            value = json.loads(line.removesuffix(b","))
+        except RecursionError:
+            raise CatalogLimitError(f"is nested deeper than {MAX_DEPTH} levels") from None
+        except ValueError as err:
+            raise _BadLine(str(err)) from None
+        if line.count(b"{") + line.count(b"[") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+            raise CatalogLimitError(f"is nested deeper than {MAX_DEPTH} levels")
+        yield value
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests (a scalar 0), a level at a time."""
+    depth, level = 0, [value] if isinstance(value, dict | list) else []
+    while level:
+        depth += 1
+        below = []
+        for item in level:
+            below.extend(v for v in (item.values() if isinstance(item, dict) else item) if isinstance(v, dict | list))
+        level = below
+    return depth
+
+
+def _event_records(handle: _RecordBound, path: Path) -> Iterator[Any]:
     """The elements of the top-level JSON array, built from the parser's flat events (no prefix paths) with
     `MAX_DEPTH` enforced as they nest."""
     events = ijson.basic_parse(handle, use_float=True)
@@ -188,48 +270,49 @@ def _check_is_array(path: Path) -> None:
         raise CatalogFileError(f"{path} is not a JSON array of card objects")
 
 
+_COLUMNS = tuple(f.name for f in fields(PrintingRecord) if f.name != "set_name")
+_UPSERT = (
+    f"INSERT INTO printing ({', '.join(_COLUMNS)}) VALUES %s ON CONFLICT (scryfall_id) DO UPDATE SET "
+    + ", ".join(f"{name} = EXCLUDED.{name}" for name in _COLUMNS[1:])
+    + f" WHERE ({', '.join('printing.' + name for name in _COLUMNS[1:])}) IS DISTINCT FROM "
+    f"({', '.join('EXCLUDED.' + name for name in _COLUMNS[1:])}) "
+    "RETURNING scryfall_id, name_normalised, face_names"
+)
+_TEMPLATE = "(" + ", ".join("%s::text[]" if name == "face_names" else "%s" for name in _COLUMNS) + ")"
+_row = attrgetter(*_COLUMNS)
+_BEFORE = "SELECT scryfall_id, name_normalised, face_names FROM printing WHERE scryfall_id = ANY(%s)"
+_EXPANSIONS = (
+    "INSERT INTO expansion (code, name, released_at) VALUES %s ON CONFLICT (code) DO UPDATE SET "
+    "name = EXCLUDED.name, released_at = least(expansion.released_at, EXCLUDED.released_at) "
+    "WHERE (expansion.name, expansion.released_at) IS DISTINCT FROM "
+    "(EXCLUDED.name, least(expansion.released_at, EXCLUDED.released_at))"
+)
+
+
 def _flush(engine: Engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
     if not batch:
         return
     unique = {record.scryfall_id: record for record in batch}
-    expansions: dict[str, dict] = {}
+    expansions: dict[str, tuple] = {}
     for record in unique.values():
         current = expansions.get(record.set_code)
-        if current is None or (record.released_at and (not current["released_at"]
-                                                          or record.released_at < current["released_at"])):
-            expansions[record.set_code] = {"code": record.set_code, "name": record.set_name,
-                                           "released_at": record.released_at}
-    rows = []
-    for record in unique.values():
-        row = asdict(record)
-        row.pop("set_name")
-        rows.append(row)
+        if current is None or (record.released_at and (not current[2] or record.released_at < current[2])):
+            expansions[record.set_code] = (record.set_code, record.set_name, record.released_at)
+    rows = [_row(record) for record in unique.values()]
 
     def work(conn: Connection) -> tuple[int, set[int]]:
-        exp_stmt = insert(Expansion).values(list(expansions.values()))
-        exp_stmt = exp_stmt.on_conflict_do_update(
-            index_elements=[Expansion.code],
-            set_={
-                "name": exp_stmt.excluded.name,
-                "released_at": func.least(Expansion.released_at, exp_stmt.excluded.released_at),
-            },
-        )
-        conn.execute(exp_stmt)
-        before = {row.scryfall_id: (row.name_normalised, row.face_names) for row in conn.execute(
-            select(Printing.scryfall_id, Printing.name_normalised, Printing.face_names)
-            .where(Printing.scryfall_id.in_(list(unique))))}
-        stmt = insert(Printing).values(rows)
-        columns = [key for key in rows[0] if key != "scryfall_id"]
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[Printing.scryfall_id],
-            set_={key: stmt.excluded[key] for key in columns},
-            where=or_(*(Printing.__table__.c[key].is_distinct_from(stmt.excluded[key]) for key in columns)),
-        ).returning(Printing.scryfall_id, Printing.name_normalised, Printing.face_names)
-        changed = conn.execute(stmt).all()
+        cursor = conn.connection.dbapi_connection.cursor()
+        try:
+            execute_values(cursor, _EXPANSIONS, sorted(expansions.values()), page_size=len(expansions))
+            cursor.execute(_BEFORE, (list(unique),))
+            before = {scryfall_id: (name, faces) for scryfall_id, name, faces in cursor.fetchall()}
+            changed = execute_values(cursor, _UPSERT, rows, template=_TEMPLATE, page_size=len(rows), fetch=True)
+        finally:
+            cursor.close()
         if not changed:
             return 0, set()
-        touched = [(row.name_normalised, row.face_names) for row in changed]
-        touched += [before[row.scryfall_id] for row in changed if row.scryfall_id in before]
+        touched = [(name, faces) for _id, name, faces in changed]
+        touched += [before[scryfall_id] for scryfall_id, _n, _f in changed if scryfall_id in before]
         return len(changed), reopen_for_stage_d(conn, cards_to_reopen(conn, candidate_names(touched), lacking=True))
 
     changed, reopened = in_transaction(engine, work)
@@ -265,8 +348,6 @@ def store_printed_totals(conn: Connection, sets_path: Path, summary: ImportSumma
     """Store each set's `printed_size` from a Scryfall sets file (the `/sets` list object, or a JSON array of set
     objects) on its expansion, as `printed_total`; a set with no printed size is left as it is. Sets that name no
     imported expansion are listed in `summary.totals_unknown_set`."""
-    import json
-
     if sets_path.stat().st_size > MAX_SETS_BYTES:
         raise CatalogLimitError(f"{sets_path.name} is larger than {MAX_SETS_BYTES} bytes: not a Scryfall sets file")
     try:

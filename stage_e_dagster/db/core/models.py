@@ -127,6 +127,18 @@ class Printing(Base):
     face_names: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
 
 
+class CatalogVersion(Base):
+    """The single row whose `version` moves with every change to `printing` or `expansion` (statement triggers,
+    migration 0014): a process keeps what it read of the catalogue while the version is unchanged."""
+
+    __tablename__ = "catalog_version"
+    __table_args__ = (CheckConstraint("id", name="catalog_version_id_check"),)
+
+    id: Mapped[bool] = mapped_column(Boolean, primary_key=True, server_default=text("true"))
+    version: Mapped[int] = mapped_column(BigInteger)
+    changed_at: Mapped[datetime] = _created()
+
+
 class ImageEvidence(Base):
     """Stage C output for one version of a card's bytes."""
 
