@@ -278,7 +278,7 @@ _UPSERT = (
     f"({', '.join('EXCLUDED.' + name for name in _COLUMNS[1:])}) "
     "RETURNING scryfall_id, name_normalised, face_names"
 )
-_TEMPLATE = "(" + ", ".join("%s::text[]" if name == "face_names" else "%s" for name in _COLUMNS) + ")"
+_TEMPLATE = "(" + ", ".join("%s::text[]" if name.startswith("face_names") else "%s" for name in _COLUMNS) + ")"
 _row = attrgetter(*_COLUMNS)
 _BEFORE = "SELECT scryfall_id, name_normalised, face_names FROM printing WHERE scryfall_id = ANY(%s)"
 _EXPANSIONS = (

@@ -109,6 +109,7 @@ class Printing(Base):
     __table_args__ = (
         Index("ix_printing_name_normalised", "name_normalised"),
         Index("ix_printing_set_number", "set_code", "collector_number"),
+        Index("ix_printing_face_names_normalised", "face_names_normalised", postgresql_using="gin"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -125,6 +126,7 @@ class Printing(Base):
     frame: Mapped[str | None] = mapped_column(String(16))
     layout: Mapped[str | None] = mapped_column(String(32))
     face_names: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
+    face_names_normalised: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
 
 
 class CatalogVersion(Base):
