@@ -17,8 +17,7 @@ and only the fields a printing keeps are decoded from each line (msgspec skips t
 without building it); a line that does not decode into that shape is decoded whole by the standard library and
 reported by its problem. Any other layout goes through the incremental parser. Both enforce the same limits, except
 that in a line-per-record file nesting is checked on what is built: a field the importer skips is never built.
-Each batch is written with one multi-row `INSERT ... ON CONFLICT` built by psycopg2
-(no SQL compiled per batch), so a 500,000-record "All Cards" file imports in bounded memory and about a minute.
+Batches are written by `upsert.BatchWriter` on a thread of their own while the next is read (at most one waits).
 
 Every record becomes a printing keyed by its Scryfall id, non-English ones included (with their `lang`). The name
 lookups read one record per (set, collector number): its English one, or else one of its languages
@@ -32,22 +31,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
-from operator import attrgetter
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import ijson
 import msgspec
 from msgspec import UNSET, UnsetType
-from psycopg2.extras import execute_values
 from sqlalchemy import Connection, Engine, update
 
-from stage_e_dagster.db.catalog.reopen import cards_to_reopen, reopen_for_stage_d
+from stage_e_dagster.db.catalog.upsert import BatchWriter, ImportSummary
 from stage_e_dagster.db.core.models import Expansion
-from stage_e_dagster.db.judgement.consensus_store import in_transaction
 from stage_e_dagster.domain.scryfall import MalformedCard, PrintingRecord, parse_card
-from stage_e_dagster.domain.work import candidate_names
+
+__all__ = ["CatalogFileError", "CatalogLimitError", "ImportSummary", "import_catalog", "store_printed_totals",
+           "store_symbol_hashes"]
 
 BATCH_SIZE = 1000
 MAX_RECORD_BYTES = 1024 * 1024
@@ -87,20 +84,6 @@ class _RecordBound:
         self.since = 0
 
 
-@dataclass
-class ImportSummary:
-    printings: int = 0
-    set_codes: set[str] = field(default_factory=set)
-    malformed: list[tuple[int, str]] = field(default_factory=list)
-    symbols_stored: int = 0
-    symbols_unknown_set: list[str] = field(default_factory=list)
-    symbols_unreadable: list[str] = field(default_factory=list)
-    totals_stored: int = 0
-    totals_unknown_set: list[str] = field(default_factory=list)
-    changed: int = 0  # printings added or changed (a record equal to the stored one is not a change)
-    reopened: set[int] = field(default_factory=set)  # cards re-opened for Stage D by those changes
-
-
 def import_catalog(
     engine: Engine,
     path: Path,
@@ -112,7 +95,7 @@ def import_catalog(
     summary = ImportSummary()
     batch: list[PrintingRecord] = []
     index = -1
-    with open(path, "rb") as handle:
+    with open(path, "rb") as handle, BatchWriter(engine, summary) as writer:
         bound = _RecordBound(handle, MAX_RECORD_BYTES)
         try:
             for index, obj in enumerate(_records(bound, path)):
@@ -124,29 +107,29 @@ def import_catalog(
                     if on_malformed:
                         on_malformed(index, str(err))
                     if len(summary.malformed) > MAX_MALFORMED:
-                        _flush(engine, batch, summary)
+                        writer.finish(batch)
                         raise CatalogLimitError(
                             f"{path}: more than {MAX_MALFORMED} malformed records (the last is record {index}); "
                             f"is this a Scryfall bulk-data file? {summary.printings} printings were imported"
                         ) from None
                 if len(batch) >= BATCH_SIZE:
-                    _flush(engine, batch, summary)
+                    writer.put(batch)
                     batch = []
                     if on_progress:
                         on_progress(_position(handle))
         except CatalogLimitError as err:
             if str(err).startswith(str(path)):
                 raise
-            _flush(engine, batch, summary)
+            writer.finish(batch)
             raise CatalogLimitError(
                 f"{path}: record {index + 1} {err}; {summary.printings} printings were imported before it"
             ) from None
         except (ijson.JSONError, _BadLine) as err:
-            _flush(engine, batch, summary)
+            writer.finish(batch)
             raise CatalogFileError(
                 f"{path} is not valid JSON after record {index} ({err}); {summary.printings} printings were imported"
             ) from err
-        _flush(engine, batch, summary)
+        writer.finish(batch)
         if on_progress:
             on_progress(_position(handle))
     if index == -1 and summary.printings == 0 and not summary.malformed:
@@ -313,58 +296,6 @@ def _check_is_array(path: Path) -> None:
         head = handle.read(4096).lstrip()
     if not head.startswith(b"["):
         raise CatalogFileError(f"{path} is not a JSON array of card objects")
-
-
-_COLUMNS = tuple(f.name for f in fields(PrintingRecord) if f.name != "set_name")
-_UPSERT = (
-    f"INSERT INTO printing ({', '.join(_COLUMNS)}) VALUES %s ON CONFLICT (scryfall_id) DO UPDATE SET "
-    + ", ".join(f"{name} = EXCLUDED.{name}" for name in _COLUMNS[1:])
-    + f" WHERE ({', '.join('printing.' + name for name in _COLUMNS[1:])}) IS DISTINCT FROM "
-    f"({', '.join('EXCLUDED.' + name for name in _COLUMNS[1:])}) "
-    "RETURNING scryfall_id, name_normalised, face_names"
-)
-_TEMPLATE = "(" + ", ".join("%s::text[]" if name.startswith("face_names") else "%s" for name in _COLUMNS) + ")"
-_row = attrgetter(*_COLUMNS)
-_BEFORE = "SELECT scryfall_id, name_normalised, face_names FROM printing WHERE scryfall_id = ANY(%s)"
-_EXPANSIONS = (
-    "INSERT INTO expansion (code, name, released_at) VALUES %s ON CONFLICT (code) DO UPDATE SET "
-    "name = EXCLUDED.name, released_at = least(expansion.released_at, EXCLUDED.released_at) "
-    "WHERE (expansion.name, expansion.released_at) IS DISTINCT FROM "
-    "(EXCLUDED.name, least(expansion.released_at, EXCLUDED.released_at))"
-)
-
-
-def _flush(engine: Engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
-    if not batch:
-        return
-    unique = {record.scryfall_id: record for record in batch}
-    expansions: dict[str, tuple] = {}
-    for record in unique.values():
-        current = expansions.get(record.set_code)
-        if current is None or (record.released_at and (not current[2] or record.released_at < current[2])):
-            expansions[record.set_code] = (record.set_code, record.set_name, record.released_at)
-    rows = [_row(record) for record in unique.values()]
-
-    def work(conn: Connection) -> tuple[int, set[int]]:
-        cursor = conn.connection.dbapi_connection.cursor()
-        try:
-            execute_values(cursor, _EXPANSIONS, sorted(expansions.values()), page_size=len(expansions))
-            cursor.execute(_BEFORE, (list(unique),))
-            before = {scryfall_id: (name, faces) for scryfall_id, name, faces in cursor.fetchall()}
-            changed = execute_values(cursor, _UPSERT, rows, template=_TEMPLATE, page_size=len(rows), fetch=True)
-        finally:
-            cursor.close()
-        if not changed:
-            return 0, set()
-        touched = [(name, faces) for _id, name, faces in changed]
-        touched += [before[scryfall_id] for scryfall_id, _n, _f in changed if scryfall_id in before]
-        return len(changed), reopen_for_stage_d(conn, cards_to_reopen(conn, candidate_names(touched), lacking=True))
-
-    changed, reopened = in_transaction(engine, work)
-    summary.changed += changed
-    summary.reopened |= reopened
-    summary.printings += len(rows)
-    summary.set_codes.update(expansions)
 
 
 def store_symbol_hashes(engine: Engine, symbols_dir: Path, summary: ImportSummary) -> None:
