@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from stage_e_dagster.db.catalog.read import catalog_version, current_read_catalo
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.core.migrate import upgrade
 from stage_e_dagster.db.judgement.stage_d_inputs import load_candidates, load_expansions
-from stage_e_dagster.demo.all_cards import all_cards, write_all_cards, write_sets_file
+from stage_e_dagster.demo.all_cards import all_cards, plan_sets, write_sets_file
 from stage_e_dagster.demo.catalog import write_catalog
 from stage_e_dagster.demo.hard import plan_scans
 from stage_e_dagster.domain.calculators import run_calculators
@@ -50,9 +51,10 @@ from testkit.server import create_database, throwaway_server
 
 _HWM_THEN_CLI = """
 import atexit, sys
+out = sys.argv[1]
 def _peak():
     hwm = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-    open(sys.argv[1], "w").write(hwm)
+    open(out, "w").write(hwm)
 atexit.register(_peak)
 sys.argv = ["stage-e", *sys.argv[2:]]
 from stage_e_dagster.cli import main
@@ -81,16 +83,16 @@ def load() -> str:
     return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} CPUs"
 
 
-def small_catalogue(records: int, seed: int, size: int) -> list[dict[str, Any]]:
-    """`size` English printings of the big file, from one set in `step` (so every era and kind of set is in it)."""
-    step = max(1, round(records * 0.55 / size / 1.3))
-    cards = []
-    for card in all_cards(records, seed):
-        if card["lang"] == "en" and zlib.crc32(card["set"].encode()) % step == 0:
-            cards.append(card)
-            if len(cards) == size:
-                break
-    return cards
+def sampled(cards: Iterator[dict[str, Any]], records: int, seed: int, size: int,
+            sample: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """`cards`, passed on, with `size` of their English printings put in `sample` on the way: one in `step`, drawn
+    by id across the whole file (so every era and kind of set is in it)."""
+    english = sum(plan.english for plan in plan_sets(records, seed))
+    step = max(1, int(english / size / 1.1))
+    for card in cards:
+        if len(sample) < size and card["lang"] == "en" and zlib.crc32(card["id"].encode()) % step == 0:
+            sample.append(card)
+        yield card
 
 
 def rss_mb(pid: int) -> float:
@@ -142,9 +144,10 @@ def main() -> None:
         files = {"full": root / "all-cards.json", "small": root / "small.json"}
         sets_file = root / "sets.json"
         started = time.perf_counter()
-        write_all_cards(files["full"], args.records, args.seed)
+        small_cards: list[dict[str, Any]] = []
+        write_catalog(files["full"], sampled(all_cards(args.records, args.seed), args.records, args.seed, args.small,
+                                             small_cards))
         write_sets_file(sets_file, args.records, args.seed)
-        small_cards = small_catalogue(args.records, args.seed, args.small)
         write_catalog(files["small"], small_cards)
         print(f"generated {args.records:,d} records ({files['full'].stat().st_size / 1e6:,.0f} MB) and "
               f"{len(small_cards):,d} printings in {time.perf_counter() - started:.0f} s", flush=True)
