@@ -34,6 +34,7 @@ class PrintingRecord:
     frame: str | None
     layout: str | None
     face_names: list[str] | None
+    face_names_normalised: list[str] | None = None  # what the face-name lookup matches a card's name against
 
 
 def _text(obj: dict[str, Any], key: str, limit: int) -> str | None:
@@ -84,4 +85,5 @@ def parse_card(obj: Any) -> PrintingRecord:
         frame=_text(obj, "frame", 16),
         layout=_text(obj, "layout", 32),
         face_names=face_names,
+        face_names_normalised=None if face_names is None else [normalise_name(face) for face in face_names],
     )

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy import Engine
 
+from stage_e_dagster.db.catalog.read import current_read_catalog
 from stage_e_dagster.db.judgement import evidence_store
 from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.domain.stage_c import StageCCounters, extractors_needed
@@ -61,7 +62,7 @@ def run_stage_c(
             return governor.workers
 
     with engine.connect() as conn:
-        catalog = evidence_store.read_catalog(conn)
+        catalog = current_read_catalog(conn)
     errors = extract_once_per_content(engine, tasks, run_id, settings, catalog, counters, force=force, on_tick=on_tick,
                                       copy_wait_seconds=copy_wait_seconds, wanted=wanted)
     for error in errors:

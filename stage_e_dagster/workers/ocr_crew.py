@@ -109,7 +109,7 @@ class Crew:
         ours = self.settings
         return (ours.engine, ours.slots, ours.tessdata_prefix) == (settings.engine, settings.slots,
                                                                    settings.tessdata_prefix) \
-            and catalog == self.catalog
+            and (catalog is self.catalog or catalog == self.catalog)
 
     def spawn(self) -> Worker:
         settings = replace(self.settings, holder=self.holder) if self.holder else self.settings

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from stage_e_dagster.db.catalog import importer as catalog_import
-from stage_e_dagster.db.catalog.importer import CatalogLimitError, import_catalog
+from stage_e_dagster.db.catalog.importer import CatalogFileError, CatalogLimitError, import_catalog
 from stage_e_dagster.demo.catalog import generate_catalog
 
 
@@ -49,3 +49,37 @@ def test_a_normal_catalogue_with_nested_faces_still_imports(db_engine, tmp_path)
            '"card_faces": [{"name": "A", "image_uris": {"png": "u"}}, {"name": "B"}], "prices": {"usd": null}}')
     summary = import_catalog(db_engine, path)
     assert summary.printings == 31 and not summary.malformed
+
+
+def _write_lines(path, good: int, hostile: str) -> None:
+    """A file laid out as Scryfall writes its bulk files: `[`, one record per line, `]`."""
+    records = [json.dumps(card) for card in generate_catalog(good, seed=4)]
+    path.write_text("[\n" + ",\n".join([*records, hostile]) + "\n]\n")
+
+
+def test_a_line_per_record_file_refuses_deep_nesting_in_a_field_it_reads(db_engine, tmp_path):
+    path = tmp_path / "deep-lines.json"
+    _write_lines(path, 3, '{"id": "x", "name": "Opt", "set": "xln", "collector_number": "1", "card_faces": '
+                 + "[" * 20_000 + "]" * 20_000 + "}")
+    with pytest.raises(CatalogLimitError, match=r"record 3 is nested deeper than 32 levels; 3 printings"):
+        import_catalog(db_engine, path)
+
+
+def test_a_line_per_record_file_refuses_a_line_bigger_than_the_limit(db_engine, tmp_path, monkeypatch):
+    monkeypatch.setattr(catalog_import, "MAX_RECORD_BYTES", 200_000)
+    path = tmp_path / "giant-lines.json"
+    _write_lines(path, 2, '{"id": "x", "name": "Opt", "set": "xln", "collector_number": "1", "oracle_text": "'
+                 + "x" * 1_000_000 + '"}')
+    with pytest.raises(CatalogLimitError, match="record 2 spans more than 200000 bytes"):
+        import_catalog(db_engine, path)
+
+
+def test_a_line_per_record_file_reports_bad_records_and_a_truncated_end(db_engine, tmp_path):
+    path = tmp_path / "lines.json"
+    _write_lines(path, 4, '{"id": 7, "name": "Opt", "set": "xln", "collector_number": "1"}')
+    seen = []
+    summary = import_catalog(db_engine, path, on_malformed=lambda index, why: seen.append((index, why)))
+    assert summary.printings == 4 and [index for index, _ in seen] == [4] and "'id'" in seen[0][1]
+    path.write_text(path.read_text()[:-40])
+    with pytest.raises(CatalogFileError, match="not valid JSON after record 3"):
+        import_catalog(db_engine, path)

@@ -12,26 +12,39 @@ A batch that adds or changes printings re-opens, for Stage D only and in the sam
 candidate set it changed (`catalog_reopen`); a record equal to what is stored changes nothing, so re-importing the
 same file re-opens nothing.
 
+A file laid out as Scryfall writes its bulk files (`[`, then one card object per line) is read a line at a time,
+and only the fields a printing keeps are decoded from each line (msgspec skips the rest, about 90% of a record,
+without building it); a line that does not decode into that shape is decoded whole by the standard library and
+reported by its problem. Any other layout goes through the incremental parser. Both enforce the same limits, except
+that in a line-per-record file nesting is checked on what is built: a field the importer skips is never built.
+Batches are written by `upsert.BatchWriter` on a thread of their own while the next is read (at most one waits).
+
+Every record becomes a printing keyed by its Scryfall id, non-English ones included (with their `lang`). The name
+lookups read one record per (set, collector number): its English one, or else one of its languages
+(`db.catalog.lookup`), so a set printed in ten languages does not give a name ten candidates.
+
 `import_catalog` and `store_symbol_hashes` take an engine: they commit batch by batch (a file is imported up to the
 point it broke), and `store_printed_totals` runs in the caller's transaction.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import ijson
-from sqlalchemy import Connection, Engine, func, or_, select, update
-from sqlalchemy.dialects.postgresql import insert
+import msgspec
+from msgspec import UNSET, UnsetType
+from sqlalchemy import Connection, Engine, update
 
-from stage_e_dagster.db.catalog.reopen import cards_to_reopen, reopen_for_stage_d
-from stage_e_dagster.db.core.models import Expansion, Printing
-from stage_e_dagster.db.judgement.consensus_store import in_transaction
+from stage_e_dagster.db.catalog.upsert import BatchWriter, ImportSummary
+from stage_e_dagster.db.core.models import Expansion
 from stage_e_dagster.domain.scryfall import MalformedCard, PrintingRecord, parse_card
-from stage_e_dagster.domain.work import candidate_names
+
+__all__ = ["CatalogFileError", "CatalogLimitError", "ImportSummary", "import_catalog", "store_printed_totals",
+           "store_symbol_hashes"]
 
 BATCH_SIZE = 1000
 MAX_RECORD_BYTES = 1024 * 1024
@@ -71,20 +84,6 @@ class _RecordBound:
         self.since = 0
 
 
-@dataclass
-class ImportSummary:
-    printings: int = 0
-    set_codes: set[str] = field(default_factory=set)
-    malformed: list[tuple[int, str]] = field(default_factory=list)
-    symbols_stored: int = 0
-    symbols_unknown_set: list[str] = field(default_factory=list)
-    symbols_unreadable: list[str] = field(default_factory=list)
-    totals_stored: int = 0
-    totals_unknown_set: list[str] = field(default_factory=list)
-    changed: int = 0  # printings added or changed (a record equal to the stored one is not a change)
-    reopened: set[int] = field(default_factory=set)  # cards re-opened for Stage D by those changes
-
-
 def import_catalog(
     engine: Engine,
     path: Path,
@@ -96,7 +95,7 @@ def import_catalog(
     summary = ImportSummary()
     batch: list[PrintingRecord] = []
     index = -1
-    with open(path, "rb") as handle:
+    with open(path, "rb") as handle, BatchWriter(engine, summary) as writer:
         bound = _RecordBound(handle, MAX_RECORD_BYTES)
         try:
             for index, obj in enumerate(_records(bound, path)):
@@ -108,29 +107,29 @@ def import_catalog(
                     if on_malformed:
                         on_malformed(index, str(err))
                     if len(summary.malformed) > MAX_MALFORMED:
-                        _flush(engine, batch, summary)
+                        writer.finish(batch)
                         raise CatalogLimitError(
                             f"{path}: more than {MAX_MALFORMED} malformed records (the last is record {index}); "
                             f"is this a Scryfall bulk-data file? {summary.printings} printings were imported"
                         ) from None
                 if len(batch) >= BATCH_SIZE:
-                    _flush(engine, batch, summary)
+                    writer.put(batch)
                     batch = []
                     if on_progress:
                         on_progress(_position(handle))
         except CatalogLimitError as err:
             if str(err).startswith(str(path)):
                 raise
-            _flush(engine, batch, summary)
+            writer.finish(batch)
             raise CatalogLimitError(
                 f"{path}: record {index + 1} {err}; {summary.printings} printings were imported before it"
             ) from None
-        except ijson.JSONError as err:
-            _flush(engine, batch, summary)
+        except (ijson.JSONError, _BadLine) as err:
+            writer.finish(batch)
             raise CatalogFileError(
                 f"{path} is not valid JSON after record {index} ({err}); {summary.printings} printings were imported"
             ) from err
-        _flush(engine, batch, summary)
+        writer.finish(batch)
         if on_progress:
             on_progress(_position(handle))
     if index == -1 and summary.printings == 0 and not summary.malformed:
@@ -138,7 +137,118 @@ def import_catalog(
     return summary
 
 
+class _BadLine(ValueError):
+    """A line of a line-per-record file that is not a JSON value (the file is not valid JSON there)."""
+
+
 def _records(handle: _RecordBound, path: Path) -> Iterator[Any]:
+    """The elements of the top-level JSON array: a line at a time when the file is laid out a record per line,
+    otherwise from the incremental parser's events."""
+    raw = handle.handle
+    if _one_per_line(raw):
+        yield from _line_records(raw)
+    else:
+        yield from _event_records(handle, path)
+
+
+def _one_per_line(raw: BinaryIO) -> bool:
+    """Whether the file opens with `[` alone on its line and its next line is a whole JSON value (or `]`)."""
+    start = raw.tell()
+    try:
+        if raw.readline(64).strip() != b"[":
+            return False
+        second = raw.readline(MAX_RECORD_BYTES + 1).strip()
+        if second == b"]":
+            return True
+        try:
+            json.loads(second.removesuffix(b","))
+        except (ValueError, RecursionError):
+            return False
+        return True
+    finally:
+        raw.seek(start)
+
+
+class _Face(msgspec.Struct):
+    name: str | None | UnsetType = UNSET
+
+
+class _Card(msgspec.Struct):
+    """The fields of a card object a printing keeps (`parse_card` validates them)."""
+
+    id: str | None | UnsetType = UNSET
+    name: str | None | UnsetType = UNSET
+    set: str | None | UnsetType = UNSET
+    set_name: str | None | UnsetType = UNSET
+    collector_number: str | None | UnsetType = UNSET
+    lang: str | None | UnsetType = UNSET
+    released_at: str | None | UnsetType = UNSET
+    rarity: str | None | UnsetType = UNSET
+    artist: str | None | UnsetType = UNSET
+    border_color: str | None | UnsetType = UNSET
+    frame: str | None | UnsetType = UNSET
+    layout: str | None | UnsetType = UNSET
+    card_faces: list[_Face] | None | UnsetType = UNSET
+
+
+_DECODE_CARD = msgspec.json.Decoder(_Card).decode
+_CARD_FIELDS = _Card.__struct_fields__
+
+
+def _kept_fields(card: _Card) -> dict[str, Any]:
+    out = {key: value for key in _CARD_FIELDS if (value := getattr(card, key)) is not UNSET}
+    if card.card_faces:
+        out["card_faces"] = [{} if face.name is UNSET else {"name": face.name} for face in card.card_faces]
+    return out
+
+
+def _line_records(raw: BinaryIO) -> Iterator[Any]:
+    """The records of a `[` / one value per line / `]` file (each line bounded by `MAX_RECORD_BYTES`)."""
+    raw.readline()
+    while True:
+        line = raw.readline(MAX_RECORD_BYTES + 1)
+        if len(line) > MAX_RECORD_BYTES:
+            raise CatalogLimitError(f"spans more than {MAX_RECORD_BYTES} bytes of the file (a giant string or a huge "
+                                    "array?)")
+        if not line:
+            raise _BadLine("the file ends before its closing ]")
+        line = line.strip()
+        if line == b"]":
+            return
+        if not line:
+            continue
+        line = line.removesuffix(b",")
+        try:
+            yield _kept_fields(_DECODE_CARD(line))
+            continue
+        except RecursionError:
+            raise CatalogLimitError(f"is nested deeper than {MAX_DEPTH} levels") from None
+        except msgspec.DecodeError:
+            pass  # not JSON, or not a card's shape: the standard library says which, and parse_card names it
+        try:
+            value = json.loads(line)
+        except RecursionError:
+            raise CatalogLimitError(f"is nested deeper than {MAX_DEPTH} levels") from None
+        except ValueError as err:
+            raise _BadLine(str(err)) from None
+        if line.count(b"{") + line.count(b"[") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+            raise CatalogLimitError(f"is nested deeper than {MAX_DEPTH} levels")
+        yield value
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests (a scalar 0), a level at a time."""
+    depth, level = 0, [value] if isinstance(value, dict | list) else []
+    while level:
+        depth += 1
+        below = []
+        for item in level:
+            below.extend(v for v in (item.values() if isinstance(item, dict) else item) if isinstance(v, dict | list))
+        level = below
+    return depth
+
+
+def _event_records(handle: _RecordBound, path: Path) -> Iterator[Any]:
     """The elements of the top-level JSON array, built from the parser's flat events (no prefix paths) with
     `MAX_DEPTH` enforced as they nest."""
     events = ijson.basic_parse(handle, use_float=True)
@@ -188,57 +298,6 @@ def _check_is_array(path: Path) -> None:
         raise CatalogFileError(f"{path} is not a JSON array of card objects")
 
 
-def _flush(engine: Engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
-    if not batch:
-        return
-    unique = {record.scryfall_id: record for record in batch}
-    expansions: dict[str, dict] = {}
-    for record in unique.values():
-        current = expansions.get(record.set_code)
-        if current is None or (record.released_at and (not current["released_at"]
-                                                          or record.released_at < current["released_at"])):
-            expansions[record.set_code] = {"code": record.set_code, "name": record.set_name,
-                                           "released_at": record.released_at}
-    rows = []
-    for record in unique.values():
-        row = asdict(record)
-        row.pop("set_name")
-        rows.append(row)
-
-    def work(conn: Connection) -> tuple[int, set[int]]:
-        exp_stmt = insert(Expansion).values(list(expansions.values()))
-        exp_stmt = exp_stmt.on_conflict_do_update(
-            index_elements=[Expansion.code],
-            set_={
-                "name": exp_stmt.excluded.name,
-                "released_at": func.least(Expansion.released_at, exp_stmt.excluded.released_at),
-            },
-        )
-        conn.execute(exp_stmt)
-        before = {row.scryfall_id: (row.name_normalised, row.face_names) for row in conn.execute(
-            select(Printing.scryfall_id, Printing.name_normalised, Printing.face_names)
-            .where(Printing.scryfall_id.in_(list(unique))))}
-        stmt = insert(Printing).values(rows)
-        columns = [key for key in rows[0] if key != "scryfall_id"]
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[Printing.scryfall_id],
-            set_={key: stmt.excluded[key] for key in columns},
-            where=or_(*(Printing.__table__.c[key].is_distinct_from(stmt.excluded[key]) for key in columns)),
-        ).returning(Printing.scryfall_id, Printing.name_normalised, Printing.face_names)
-        changed = conn.execute(stmt).all()
-        if not changed:
-            return 0, set()
-        touched = [(row.name_normalised, row.face_names) for row in changed]
-        touched += [before[row.scryfall_id] for row in changed if row.scryfall_id in before]
-        return len(changed), reopen_for_stage_d(conn, cards_to_reopen(conn, candidate_names(touched), lacking=True))
-
-    changed, reopened = in_transaction(engine, work)
-    summary.changed += changed
-    summary.reopened |= reopened
-    summary.printings += len(rows)
-    summary.set_codes.update(expansions)
-
-
 def store_symbol_hashes(engine: Engine, symbols_dir: Path, summary: ImportSummary) -> None:
     """Store each `<set code>.png` symbol's canonical phash on its expansion, one transaction per symbol."""
     from PIL import Image, UnidentifiedImageError
@@ -265,8 +324,6 @@ def store_printed_totals(conn: Connection, sets_path: Path, summary: ImportSumma
     """Store each set's `printed_size` from a Scryfall sets file (the `/sets` list object, or a JSON array of set
     objects) on its expansion, as `printed_total`; a set with no printed size is left as it is. Sets that name no
     imported expansion are listed in `summary.totals_unknown_set`."""
-    import json
-
     if sets_path.stat().st_size > MAX_SETS_BYTES:
         raise CatalogLimitError(f"{sets_path.name} is larger than {MAX_SETS_BYTES} bytes: not a Scryfall sets file")
     try:

@@ -115,6 +115,7 @@ class Printing(Base):
     __table_args__ = (
         Index("ix_printing_name_normalised", "name_normalised"),
         Index("ix_printing_set_number", "set_code", "collector_number"),
+        Index("ix_printing_face_names_normalised", "face_names_normalised", postgresql_using="gin"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -131,6 +132,19 @@ class Printing(Base):
     frame: Mapped[str | None] = mapped_column(String(16))
     layout: Mapped[str | None] = mapped_column(String(32))
     face_names: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
+    face_names_normalised: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
+
+
+class CatalogVersion(Base):
+    """The single row whose `version` moves with every change to `printing` or `expansion` (statement triggers,
+    migration 0014): a process keeps what it read of the catalogue while the version is unchanged."""
+
+    __tablename__ = "catalog_version"
+    __table_args__ = (CheckConstraint("id", name="catalog_version_id_check"),)
+
+    id: Mapped[bool] = mapped_column(Boolean, primary_key=True, server_default=text("true"))
+    version: Mapped[int] = mapped_column(BigInteger)
+    changed_at: Mapped[datetime] = _created()
 
 
 class ImageEvidence(Base):

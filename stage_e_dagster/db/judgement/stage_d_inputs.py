@@ -4,9 +4,10 @@ A handful of set-based queries per batch, never one per card. Evidence is *curre
 equals the card's and its `extractor_versions` contain every current extractor version; a card without current
 evidence gets None (the calculators abstain with `no-evidence`). Candidates are the printings whose normalised
 name equals the card's, or, for a name with none, printings with a face of that name (a double-faced card
-scanned and named by its front). Each card carries its kind and the work rule's reason no machine may vote on it
-(`card_ineligibility`, `db/work/rule.sql`); the catalogue holds no set types, so a printing's `set_type` is None and
-its layout alone says whether it is a token printing.
+scanned and named by its front); a printing is read once, not once per language (`db.catalog.lookup`). Each card
+carries its kind and the work rule's reason no machine may vote on it (`card_ineligibility`, `db/work/rule.sql`);
+the catalogue holds no set types, so a printing's `set_type` is None and its layout alone says whether it is a
+token printing.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, text
 
+from stage_e_dagster.db.catalog.lookup import LOOKUP_RECORD
 from stage_e_dagster.db.core.arrays import int_array, text_array
 from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef, normalise_name
@@ -40,9 +42,13 @@ _EVIDENCE = text(
     f"FROM image_evidence AS e JOIN card AS c ON {CURRENT_EVIDENCE} WHERE c.id = ANY(CAST(:ids AS bigint[]))"
 )
 _BY_NAME = text(
-    f"SELECT {_PRINTING_COLUMNS} FROM printing WHERE name_normalised = ANY(CAST(:names AS text[])) ORDER BY id"
+    f"SELECT {_PRINTING_COLUMNS} FROM printing AS p WHERE name_normalised = ANY(CAST(:names AS text[])) "
+    f"AND {LOOKUP_RECORD} ORDER BY id"
 )
-_WITH_FACES = text(f"SELECT {_PRINTING_COLUMNS}, face_names FROM printing WHERE face_names IS NOT NULL ORDER BY id")
+_WITH_FACES = text(
+    f"SELECT {_PRINTING_COLUMNS}, face_names FROM printing AS p "
+    f"WHERE face_names_normalised && CAST(:names AS text[]) AND {LOOKUP_RECORD} ORDER BY id"
+)
 _EXPANSIONS = text("SELECT code, released_at, symbol_phash FROM expansion")
 
 
@@ -84,7 +90,7 @@ def load_candidates(conn: Connection, names: Iterable[str]) -> dict[str, list[Pr
         found[row.name_normalised].append(_printing(row))
     faceless = set(wanted) - set(found)
     if faceless:
-        for row in conn.execute(_WITH_FACES):
+        for row in conn.execute(_WITH_FACES, {"names": text_array(sorted(faceless))}):
             for face in {normalise_name(face) for face in row.face_names or ()} & faceless:
                 found[face].append(_printing(row))
     return found

@@ -1,0 +1,47 @@
+"""The catalogue as the collector reader knows it (`ReadCatalog`), kept in the process while it is unchanged.
+
+A Stage C batch hands its OCR workers the catalogue; reading and packing it costs seconds at the size of Scryfall's
+"All Cards" file, and a draining run claims batch after batch. `current_read_catalog` reads `catalog_version`
+first and builds the catalogue again only when the version differs from the one its kept copy was read under (the
+version is read before the catalogue, so a change committed in between makes the next call read it again, never a
+stale copy kept as current). Kept workers compare catalogues by identity first, so an unchanged catalogue keeps
+them.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from sqlalchemy import Connection, text
+
+from stage_e_dagster.db.judgement.evidence_store import read_catalog
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+
+_VERSION = text("SELECT version FROM catalog_version")
+_lock = threading.Lock()
+_kept: dict[str, tuple[int, ReadCatalog]] = {}
+
+
+def catalog_version(conn: Connection) -> int:
+    """The catalogue's version: it changes with every committed change to `printing` or `expansion`."""
+    return int(conn.execute(_VERSION).scalar_one())
+
+
+def current_read_catalog(conn: Connection) -> ReadCatalog:
+    """The database's `ReadCatalog`, read again only when the catalogue changed since the kept copy was read."""
+    database = conn.engine.url.render_as_string(hide_password=True)
+    version = catalog_version(conn)
+    with _lock:
+        kept = _kept.get(database)
+    if kept is not None and kept[0] == version:
+        return kept[1]
+    catalog = read_catalog(conn)
+    with _lock:
+        _kept[database] = (version, catalog)
+    return catalog
+
+
+def forget_kept() -> None:
+    """Drop every kept catalogue (the next call reads afresh)."""
+    with _lock:
+        _kept.clear()
