@@ -43,6 +43,8 @@ class PipelineStatus:
     funnel: dict[str, int] = field(default_factory=dict)
     """`new` (owed Stage C), `awaiting_votes` (owed Stage D), `with_machine_vote` (cards holding a machine vote)."""
     slot_holders: list[SlotHolder] = field(default_factory=list)
+    fetch: dict[str, Any] = field(default_factory=dict)
+    """Remote sources: the shared pace, remote cards by fetch state, and the fetch outcomes of the last hour."""
 
 
 _CARDS = ("SELECT CASE WHEN missing_since IS NOT NULL THEN 'missing' ELSE printing_status END, count(*) "
@@ -54,6 +56,30 @@ _FUNNEL = (
 )
 
 
+_REMOTE_CARDS = (
+    "SELECT CASE WHEN missing_since IS NOT NULL THEN 'missing' WHEN fetch_failed IS NOT NULL THEN fetch_failed "
+    "WHEN content_verified THEN 'fetched' ELSE 'not_fetched' END, count(*) FROM card "
+    "WHERE remote_token IS NOT NULL GROUP BY 1"
+)
+_FETCH_OUTCOMES = (
+    "SELECT f.key, sum(CAST(f.value AS bigint)) FROM dispatch_ledger AS l, "
+    "jsonb_each_text(coalesce(l.counters -> 'stage_c' -> 'fetch', '{}'::jsonb)) AS f "
+    "WHERE l.started_at > now() - interval '1 hour' AND f.value ~ '^[0-9]+$' GROUP BY 1"
+)
+
+
+def fetch_status(conn) -> dict[str, Any]:
+    """The shared fetch pace, remote cards by fetch state, and the fetch outcomes of the last hour's batches."""
+    from stage_e_dagster.db.intake.pace import read_pace
+
+    pace = read_pace(conn)
+    cards = {str(k): int(v) for k, v in conn.execute(text(_REMOTE_CARDS)).all()}
+    outcomes = {str(k): int(v) for k, v in conn.execute(text(_FETCH_OUTCOMES)).all()}
+    locked = conn.execute(text("SELECT key FROM source WHERE forbidden_streak > 0 ORDER BY key")).scalars().all()
+    return {"pace_factor": pace.factor, "halvings": pace.halvings, "remote_cards": cards,
+            "outcomes_last_hour": outcomes, "sources_answering_403": list(locked)}
+
+
 def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
     with engine.connect() as conn:
         cards = dict(conn.execute(text(_CARDS)).all())
@@ -63,6 +89,7 @@ def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
         work = backlog(conn)
         latest = ledger.recent(conn, recent)
         open_trips = trips.open_trips(conn)
+        fetch = fetch_status(conn)
     holders = list_slot_holders(engine.url)
     return PipelineStatus(
         cards={k: int(v) for k, v in cards.items()},
@@ -74,6 +101,7 @@ def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
         slots_held=len(holders),
         funnel={k: int(v) for k, v in funnel.items()},
         slot_holders=holders,
+        fetch=fetch,
     )
 
 
@@ -107,10 +135,15 @@ def format_status(status: PipelineStatus) -> str:
         f"review:   {status.review_queue} cards await a human",
         f"slots:    {status.slots_held} OCR slots held",
     ]
+    if status.fetch.get("remote_cards") or status.fetch.get("outcomes_last_hour"):
+        fetch = status.fetch
+        lines.append(f"fetch:    pace {fetch['pace_factor']:g} x the rate ({fetch['halvings']} halvings so far); "
+                     f"remote cards {counts(fetch['remote_cards'])}; last hour {counts(fetch['outcomes_last_hour'])}")
     if status.open_trips:
         first = status.open_trips[0]
-        lines.append(f"HALTED:   {len(status.open_trips)} open envelope trip(s), first {first.id} ({first.bar}); "
-                     "acknowledge with `stage-e trips ack`")
+        source = f", source {first.detail['source']}" if (first.detail or {}).get("source") else ""
+        lines.append(f"HALTED:   {len(status.open_trips)} open envelope trip(s), first {first.id} "
+                     f"({first.bar}{source}); acknowledge with `stage-e trips ack`")
     else:
         lines.append("stream:   open (no envelope trip)")
     for row in status.recent:
@@ -148,6 +181,7 @@ def status_document(status: PipelineStatus, queue: dict[str, Any], reclaimed: li
             "open": [{
                 "id": trip.id, "bar": trip.bar, "observed": trip.observed, "ceiling": trip.ceiling,
                 "run_id": trip.run_id, "tripped_at": _time(trip.tripped_at),
+                "source": (trip.detail or {}).get("source"),
                 "open_seconds": round((now - trip.tripped_at).total_seconds()),
             } for trip in status.open_trips],
         },
@@ -157,5 +191,9 @@ def status_document(status: PipelineStatus, queue: dict[str, Any], reclaimed: li
                          "since": _time(h.since)} for h in status.slot_holders],
         },
         "queue": {key: queue.get(key) for key in ("reachable", "queued", "started", "error")},
+        "fetch": {"pace_factor": status.fetch.get("pace_factor", 1.0), "halvings": status.fetch.get("halvings", 0),
+                  "remote_cards": dict(status.fetch.get("remote_cards", {})),
+                  "outcomes_last_hour": dict(status.fetch.get("outcomes_last_hour", {})),
+                  "sources_answering_403": list(status.fetch.get("sources_answering_403", []))},
         "reclaimed": list(reclaimed or []),
     }

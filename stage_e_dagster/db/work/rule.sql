@@ -2,7 +2,10 @@
 --
 -- card_work_stage(card) is the one definition of "needs work": 'C' when the card has no current evidence and
 -- Stage C logged no skip for its bytes, 'D' when its current evidence is not decided by the current calculators,
--- NULL otherwise and for a card whose file vanished. Evidence is current when it is for the card's bytes
+-- NULL otherwise, for a card whose file vanished, and for a remote card whose fetch failed for good
+-- (card.fetch_failed names the skip). A remote card whose bytes were never fetched has no content_sha256 (or only a
+-- provisional one, from its source's listing): no evidence and no skip can match it, so it needs Stage C, which
+-- fetches it. Evidence is current when it is for the card's bytes
 -- (content_sha256) and its extractor versions cover every version in the work_rule row, which holds the running
 -- code's extractor versions, Stage D's decided_by mark and Stage C's voter id (db/work/work_rule.py writes it).
 --
@@ -16,6 +19,7 @@
 CREATE OR REPLACE FUNCTION card_work_stage(p_card bigint) RETURNS char(1) LANGUAGE sql STABLE AS $$
     SELECT CASE
         WHEN c.missing_since IS NOT NULL THEN NULL
+        WHEN c.fetch_failed IS NOT NULL THEN NULL
         WHEN e.card_id IS NOT NULL AND e.decided_by IS DISTINCT FROM r.decided_by THEN 'D'
         WHEN e.card_id IS NOT NULL THEN NULL
         WHEN EXISTS (SELECT 1 FROM card_scan_log s WHERE s.card_id = c.id AND s.anonymous_id = r.stage_c_id
@@ -49,7 +53,8 @@ $$;
 
 CREATE OR REPLACE FUNCTION card_work_on_card() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM refresh_card_work(NEW.id, TG_OP = 'INSERT' OR NEW.content_sha256 IS DISTINCT FROM OLD.content_sha256);
+    PERFORM refresh_card_work(NEW.id, TG_OP = 'INSERT' OR NEW.content_sha256 IS DISTINCT FROM OLD.content_sha256
+                                      OR NEW.remote_token IS DISTINCT FROM OLD.remote_token);
     RETURN NULL;
 END
 $$;
@@ -74,7 +79,7 @@ END
 $$;
 
 DROP TRIGGER IF EXISTS card_work_card ON card;
-CREATE TRIGGER card_work_card AFTER INSERT OR UPDATE OF content_sha256, missing_since ON card
+CREATE TRIGGER card_work_card AFTER INSERT OR UPDATE OF content_sha256, missing_since, fetch_failed, remote_token ON card
     FOR EACH ROW EXECUTE FUNCTION card_work_on_card();
 DROP TRIGGER IF EXISTS card_work_evidence ON image_evidence;
 CREATE TRIGGER card_work_evidence AFTER INSERT OR UPDATE OR DELETE ON image_evidence
