@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from stage_e_dagster.domain.filenames import is_image_name
 
@@ -41,6 +41,16 @@ FETCH_SKIPS = ("fetch-forbidden", "fetch-gone", *BROKEN_REASONS)
 failure: a fetch that failed never counts against the envelope's image-failure bar."""
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_PATH_SAFE = "/:@!$&'()*+,;=%~"
+_QUERY_SAFE = "/:@!$&'()*+,;=%~?"
+
+
+def _quoted(url: str) -> str:
+    """`url` with what a path or query may not hold as it is (a space, a bracket, a non-ASCII letter) percent-encoded
+    once; escapes already there are kept."""
+    parts = urlsplit(url)
+    return parts._replace(path=quote(parts.path, safe=_PATH_SAFE), query=quote(parts.query, safe=_QUERY_SAFE),
+                          fragment="").geturl()
 
 
 @dataclass(frozen=True)
@@ -142,7 +152,7 @@ def parse_entry(raw: Any, manifest_url: str) -> ManifestEntry | str:
         raw = {"url": raw}
     if not isinstance(raw, dict) or not isinstance(raw.get("url"), str):
         return "entry without a url"
-    url = urljoin(manifest_url, raw["url"].strip())
+    url = _quoted(urljoin(manifest_url, raw["url"].strip()))
     try:
         check_http_url(url, what="image")
     except LocationError as err:

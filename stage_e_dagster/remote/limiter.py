@@ -28,10 +28,12 @@ RETRY_SHARED_SECONDS = 5.0
 
 @dataclass(frozen=True)
 class Turn:
-    """A granted fetch: the pace generation it was granted under, and whether the shared row granted it."""
+    """A granted fetch: the pace generation it was granted under, whether the shared row granted it, and when its
+    turn was (the database's clock; 0 for a local turn)."""
 
     generation: int
     shared: bool
+    at: float = 0.0
 
 
 class FleetLimiter:
@@ -62,7 +64,7 @@ class FleetLimiter:
                     granted = pace.grant(conn, self.interval)
                     conn.commit()
                 self._wait(granted.wait_seconds)
-                return Turn(granted.generation, True)
+                return Turn(granted.generation, True, granted.at)
             except SQLAlchemyError as err:
                 self._fall_back(err)
         with self._lock:

@@ -12,7 +12,6 @@ text keeps its first line and never a header.
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -185,20 +184,19 @@ class HttpSource:
             headers["If-Modified-Since"] = validator[3:]
         response = self._get(self.url, headers)
         if response.status == 304:
-            response.release_conn()
+            _discard(response)
             return None
         if response.status != 200:
-            response.release_conn()
+            _discard(response)
             raise http_error(response.status, f"manifest {self.url}")
         etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
         new = f"etag:{etag}" if etag else (f"lm:{modified}" if modified else None)
         return new, self._entries(response)
 
     def _entries(self, response: urllib3.BaseHTTPResponse) -> Iterator[ManifestEntry | tuple[int, str]]:
-        reader = io.BufferedReader(response, buffer_size=CHUNK_BYTES)  # type: ignore[arg-type]
         try:
-            head = reader.peek(CHUNK_BYTES).lstrip()[:1]
-            prefix = "item" if head == b"[" else "images.item"
+            reader = _Peeked(response)
+            prefix = "item" if reader.first == b"[" else "images.item"
             for index, raw in enumerate(ijson.items(reader, prefix, use_float=True)):
                 parsed = parse_entry(raw, self.url)
                 yield parsed if isinstance(parsed, ManifestEntry) else (index, parsed)
@@ -214,27 +212,66 @@ class HttpSource:
             acquire()
             response = self._get(url)
             if response.status in (301, 302, 303, 307, 308) and response.headers.get("Location"):
-                response.release_conn()
+                _discard(response)
                 url = _redirect(url, response.headers["Location"])
                 continue
             if response.status != 200:
-                response.release_conn()
+                _discard(response)
                 raise http_error(response.status, url)
             length = response.headers.get("Content-Length")
             return Body(self._chunks(response), int(length) if length and length.isdigit() else None,
-                        response.release_conn)
+                        lambda response=response: _finish(response))
         raise StoreError(BROKEN, "fetch-error", None, f"more than {MAX_REDIRECTS} redirects")
 
     @staticmethod
     def _chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
         try:
-            yield from response.stream(CHUNK_BYTES, decode_content=True)
+            # read1: whatever one receive brings (at most a chunk), so the caller's deadline is checked as bytes
+            # trickle in, not only once a whole chunk arrived.
+            while chunk := response.read1(CHUNK_BYTES, decode_content=True):
+                yield chunk
         except urllib3.exceptions.ReadTimeoutError:
             raise StoreError(BROKEN, "fetch-timeout", 200, "read timed out") from None
         except (urllib3.exceptions.ProtocolError, urllib3.exceptions.IncompleteRead) as err:
             raise StoreError(BROKEN, "fetch-truncated", 200, type(err).__name__) from None
         except urllib3.exceptions.HTTPError as err:
             raise StoreError(BROKEN, "fetch-error", 200, type(err).__name__) from None
+
+
+def _finish(response: urllib3.BaseHTTPResponse) -> None:
+    """Give a body's connection back to the pool when every byte was read; close it when the read stopped early (a
+    size limit, a deadline), so no half-read body is left on a connection the next request would use."""
+    if not response.closed:
+        response.close()
+    response.release_conn()
+
+
+def _discard(response: urllib3.BaseHTTPResponse) -> None:
+    """Read and drop a small error body so its connection can serve the next request (or close it)."""
+    try:
+        response.drain_conn()
+    except urllib3.exceptions.HTTPError:
+        pass
+    response.release_conn()
+
+
+class _Peeked:
+    """A response body to read from, whose first non-blank byte is known before parsing starts (`first`)."""
+
+    def __init__(self, response: urllib3.BaseHTTPResponse) -> None:
+        self.response = response
+        self.head = b""
+        while not self.head.strip() and (chunk := response.read(CHUNK_BYTES)):
+            self.head += chunk
+        self.first = self.head.lstrip()[:1]
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0:
+            return b""
+        if self.head:
+            out, self.head = self.head, b""
+            return out
+        return self.response.read(size if size and size > 0 else CHUNK_BYTES)
 
 
 def _redirect(base: str, location: str) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,15 @@ class FetchSettings:
     broken_retries: int = 3
     recover_after: int = 20
     fallback_share: float = 0.25
+
+
+@dataclass
+class _Outcome:
+    """What one fetch thread reports back: outcomes to count, the extraction task, a lockout it judged."""
+
+    counts: Counter[str]
+    task: Task | None = None
+    lockout: fetch_state.Lockout | None = None
 
 
 @dataclass
@@ -112,16 +122,23 @@ class RemoteFetcher:
             self.keys[work.card_id] = key
         tasks: list[Task] = []
         with cf.ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix="fetch") as pool:
-            futures = {pool.submit(self._fetch, p.job, clients[p.job.source_id]): p for p in pending.values()}
+            futures = [pool.submit(self._fetch_and_record, p, clients[p.job.source_id]) for p in pending.values()]
             try:
                 waiting = set(futures)
                 while waiting:
                     done, waiting = cf.wait(waiting, timeout=POLL_SECONDS, return_when=cf.FIRST_COMPLETED)
                     on_tick([])
                     for future in done:
-                        task = self._record(futures[future], future.result(), counters)
-                        if task is not None:
-                            tasks.append(task)
+                        outcome = future.result()
+                        counters.fetch.update(outcome.counts)
+                        if outcome.lockout is not None:
+                            lockout = outcome.lockout
+                            counters.lockout = {"source": lockout.source_key, "streak": lockout.streak,
+                                                "limit": lockout.limit, "trip_id": lockout.trip_id,
+                                                "cards_given_back": len(lockout.cards)}
+                            self.log(f"{lockout.describe()}: trip {lockout.trip_id} recorded; fetching stops")
+                        if outcome.task is not None:
+                            tasks.append(outcome.task)
             except BaseException:
                 self._stop.set()
                 for future in futures:
@@ -145,62 +162,54 @@ class RemoteFetcher:
                 self.log(f"source {row.key} cannot be fetched from: {err}; its cards wait")
         return clients
 
-    def _fetch(self, job: FetchJob, client) -> tuple[FetchResult, int | None]:
-        """On a fetch thread: the fetch (or nothing, once a lockout stopped the batch) and the bytes' phash."""
+    def _fetch_and_record(self, item: _Pending, client) -> _Outcome:
+        """On a fetch thread: fetch (nothing once a lockout stopped the batch), then record the outcome in its own
+        transaction before this thread takes its next card, so a lockout stops the thread's next request."""
+        job = item.job
         if self._stop.is_set():
-            return FetchResult(job.card_id, "deferred", detail="the batch stopped fetching (lockout)"), None
+            return _Outcome(Counter({"locked_out": 1}))
         result = fetch_one(job, client, self.cache, self.limiter, max_bytes=self.settings.max_bytes,
                            timeout_seconds=self.settings.timeout_seconds)
         phash = content_phash(result.path) if result.path is not None else None
-        return result, phash
+        return self._record(item, result, phash)
 
-    def _record(self, item: _Pending, outcome: tuple[FetchResult, int | None], counters: StageCCounters
-                ) -> Task | None:
-        """Record one outcome in its own transaction, count it; the extraction task of a fetched card."""
-        result, phash = outcome
+    def _record(self, item: _Pending, result: FetchResult, phash: int | None) -> _Outcome:
+        """Record one outcome (see the module docstring); what to count, and the task of a fetched card."""
         work, job, ref = item.work, item.job, item.work.remote
-        counters.fetch["requests"] += result.requests
+        counts: Counter[str] = Counter({"requests": result.requests})
         detail = {"status": result.status, "detail": result.detail, "ref": job.ref[:300]}
         with self.engine.begin() as conn:
             if result.kind == "fetched":
-                counters.fetch["cached" if result.cached else "fetched"] += 1
-                counters.fetch["bytes"] += 0 if result.cached else (result.size or 0)
+                counts["cached" if result.cached else "fetched"] += 1
+                counts["bytes"] += 0 if result.cached else (result.size or 0)
                 fetch_state.source_answered(conn, job.source_id)
                 if not fetch_state.record_fetched(conn, work.card_id, ref.token, result.sha256, result.size, phash):
-                    counters.fetch["superseded"] += 1
-                    return None
-                return Task(work.card_id, str(result.path), result.sha256, item.needed, work.name,
-                            root=str(self.cache.root))
+                    counts["superseded"] += 1
+                    return _Outcome(counts)
+                return _Outcome(counts, Task(work.card_id, str(result.path), result.sha256, item.needed, work.name,
+                                             root=str(self.cache.root)))
+            counts[result.kind] += 1
             if result.kind == THROTTLED:
-                counters.fetch["throttled"] += 1
                 fetch_state.defer(conn, [work.card_id], THROTTLE_DEFER_SECONDS)
             elif result.kind == GONE:
-                counters.fetch["gone"] += 1
                 fetch_state.source_answered(conn, job.source_id)
                 fetch_state.record_skip(conn, work.card_id, ref.token, job.key, "fetch-gone", detail, self.run_id)
             elif result.kind == FORBIDDEN:
-                counters.fetch["forbidden"] += 1
                 lockout = fetch_state.record_forbidden(conn, job.source_id, work.card_id, ref.token, job.key,
                                                        self.settings.lockout_forbidden, self._trip_run(), detail)
                 if lockout is not None:
                     self._stop.set()
-                    counters.fetch["locked_out"] += 1
-                    counters.lockout = {"source": lockout.source_key, "streak": lockout.streak,
-                                        "limit": lockout.limit, "trip_id": lockout.trip_id,
-                                        "cards_given_back": len(lockout.cards)}
-                    self.log(f"{lockout.describe()}: trip {lockout.trip_id} recorded; fetching stops")
+                    counts["locked_out"] += 1
+                    return _Outcome(counts, lockout=lockout)
             elif result.kind == BROKEN:
-                counters.fetch["broken"] += 1
                 attempts, final = fetch_state.record_broken(
                     conn, work.card_id, ref.token, job.key, result.reason or "fetch-error", detail,
                     self.settings.broken_retries, self.run_id)
                 if final:
-                    counters.fetch["broken_final"] += 1
+                    counts["broken_final"] += 1
                 else:
                     fetch_state.defer(conn, [work.card_id], BROKEN_DEFER_SECONDS * 2 ** max(0, attempts - 1))
-            else:
-                counters.fetch["locked_out"] += 1
-        return None
+        return _Outcome(counts)
 
     def _trip_run(self) -> str:
         import uuid

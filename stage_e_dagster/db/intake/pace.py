@@ -22,7 +22,8 @@ _GRANT = text(
     """
     UPDATE fetch_pace SET tat = GREATEST(tat, clock_timestamp()) + make_interval(secs => :interval / factor)
     WHERE id = 1
-    RETURNING EXTRACT(EPOCH FROM (tat - clock_timestamp())) - :interval / factor AS wait, generation, factor
+    RETURNING EXTRACT(EPOCH FROM (tat - clock_timestamp())) - :interval / factor AS wait, generation, factor,
+              EXTRACT(EPOCH FROM tat) - :interval / factor AS at
     """
 )
 _THROTTLED = text(
@@ -51,11 +52,13 @@ _CLEAN = text(
 
 @dataclass(frozen=True)
 class Grant:
-    """A turn: how long to wait before the request starts, under which pace generation, at which factor."""
+    """A turn: how long to wait before the request starts, under which pace generation, at which factor, and when
+    the turn is (POSIX seconds by the database's clock)."""
 
     wait_seconds: float
     generation: int
     factor: float
+    at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class Pace:
 def grant(conn: Connection, interval_seconds: float) -> Grant:
     """Take the next turn at `interval_seconds` between fetches (at full pace)."""
     row = conn.execute(_GRANT, {"interval": interval_seconds}).one()
-    return Grant(max(0.0, float(row.wait)), int(row.generation), float(row.factor))
+    return Grant(max(0.0, float(row.wait)), int(row.generation), float(row.factor), float(row.at))
 
 
 def throttled(conn: Connection, generation: int, interval_seconds: float, floor: float) -> float | None:

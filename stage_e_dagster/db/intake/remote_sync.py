@@ -23,15 +23,13 @@ Functions take an engine: each page (or manifest batch) commits on its own.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, Engine, func, text
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Connection, Engine, text
 
-from stage_e_dagster.db.core.arrays import text_array
-from stage_e_dagster.db.core.models import Card
+from stage_e_dagster.db.core.arrays import int_array, text_array
 from stage_e_dagster.db.intake.ingest import IngestSummary
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.filenames import parse_card_filename
@@ -68,33 +66,40 @@ def reopen_failed(conn: Connection, source_id: int) -> int:
                         {"s": source_id, "reasons": text_array(REOPENED_BY_FULL_SYNC)}).rowcount
 
 
-def _rows(source_id: int, listed: Iterable[Listed]) -> list[dict]:
-    rows = []
-    for item in listed:
-        name, hint = parse_card_filename(_file_name(item))
-        rows.append({"source_id": source_id, "identifier": item.identifier, "name": name,
-                     "name_normalised": normalise_name(name), "expansion_hint": hint,
-                     "content_sha256": item.sha256, "content_phash": None, "size_bytes": item.size,
-                     "remote_token": item.token, "remote_url": item.url, "content_verified": False,
-                     "fetch_failed": None, "fetch_attempts": 0, "missing_since": None})
-    return rows
+_UPSERT = text(
+    """
+    INSERT INTO card (source_id, identifier, name, name_normalised, expansion_hint, content_sha256, size_bytes,
+                      remote_token, remote_url, content_verified)
+    SELECT :s, u.identifier, u.name, u.name_normalised, u.hint, u.sha, u.size, u.token, u.url, false
+    FROM unnest(CAST(:ids AS text[]), CAST(:names AS text[]), CAST(:normalised AS text[]), CAST(:hints AS text[]),
+                CAST(:shas AS text[]), CAST(:sizes AS bigint[]), CAST(:tokens AS text[]), CAST(:urls AS text[]))
+         AS u(identifier, name, name_normalised, hint, sha, size, token, url)
+    ON CONFLICT ON CONSTRAINT uq_card_source_identifier DO UPDATE SET
+        name = EXCLUDED.name, name_normalised = EXCLUDED.name_normalised, expansion_hint = EXCLUDED.expansion_hint,
+        content_sha256 = EXCLUDED.content_sha256, content_phash = NULL, size_bytes = EXCLUDED.size_bytes,
+        remote_token = EXCLUDED.remote_token, remote_url = EXCLUDED.remote_url, content_verified = false,
+        fetch_failed = NULL, fetch_attempts = 0, missing_since = NULL, updated_at = now()
+    """
+)
+
+
+def _upsert(conn: Connection, source_id: int, listed: list[Listed]) -> None:
+    """Insert the new objects and give the changed ones their new token: bytes unknown until fetched (one
+    statement, arrays as parameters)."""
+    if not listed:
+        return
+    parsed = [parse_card_filename(_file_name(item)) for item in listed]
+    conn.execute(_UPSERT, {
+        "s": source_id, "ids": text_array(i.identifier for i in listed), "names": text_array(n for n, _ in parsed),
+        "normalised": text_array(normalise_name(n) for n, _ in parsed), "hints": text_array(h for _, h in parsed),
+        "shas": text_array(i.sha256 for i in listed), "sizes": int_array(i.size for i in listed),
+        "tokens": text_array(i.token for i in listed), "urls": text_array(i.url for i in listed)})
 
 
 def _file_name(item: Listed) -> str:
     if item.url is None or item.identifier != item.url:
         return item.identifier
     return ManifestEntry(item.identifier, item.url).file_name
-
-
-def _upsert(conn: Connection, rows: list[dict]) -> None:
-    if not rows:
-        return
-    stmt = insert(Card).values(rows)
-    kept = ("name", "name_normalised", "expansion_hint", "content_sha256", "content_phash", "size_bytes",
-            "remote_token", "remote_url", "content_verified", "fetch_failed", "fetch_attempts", "missing_since")
-    stmt = stmt.on_conflict_do_update(constraint="uq_card_source_identifier",
-                                      set_={**{name: stmt.excluded[name] for name in kept}, "updated_at": func.now()})
-    conn.execute(stmt)
 
 
 _STORED = text("SELECT identifier, remote_token, missing_since FROM card WHERE source_id = :s "
@@ -121,7 +126,7 @@ def merge_listed(conn: Connection, source_id: int, listed: list[Listed], summary
             summary.trusted += 1
             if known.missing_since is not None:
                 back.append(item.identifier)
-    _upsert(conn, _rows(source_id, pending))
+    _upsert(conn, source_id, pending)
     if back:
         conn.execute(text("UPDATE card SET missing_since = NULL WHERE source_id = :s "
                           "AND identifier = ANY(CAST(:ids AS text[]))"), {"s": source_id, "ids": text_array(back)})
