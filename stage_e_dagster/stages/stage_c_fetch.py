@@ -195,12 +195,12 @@ class RemoteFetcher:
                 fetch_state.source_answered(conn, job.source_id)
                 fetch_state.record_skip(conn, work.card_id, ref.token, job.key, "fetch-gone", detail, self.run_id)
             elif result.kind == FORBIDDEN:
-                lockout = fetch_state.record_forbidden(conn, job.source_id, work.card_id, ref.token, job.key,
-                                                       self.settings.lockout_forbidden, self._trip_run(), detail)
-                if lockout is not None:
+                judged = fetch_state.record_forbidden(conn, job.source_id, work.card_id, ref.token, job.key,
+                                                      self.settings.lockout_forbidden, self._trip_run(), detail)
+                if judged is not None:
                     self._stop.set()
                     counts["locked_out"] += 1
-                    return _Outcome(counts, lockout=lockout)
+                    return _Outcome(counts, lockout=None if judged == fetch_state.LOCKED else judged)
             elif result.kind == BROKEN:
                 attempts, final = fetch_state.record_broken(
                     conn, work.card_id, ref.token, job.key, result.reason or "fetch-error", detail,

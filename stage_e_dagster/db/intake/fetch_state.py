@@ -104,10 +104,19 @@ class Lockout:
                 f"before (limit {self.limit})")
 
 
+LOCKED = "locked"
+"""`record_forbidden`'s answer for a 403 from a source whose lockout trip is open: the card is deferred, not judged."""
+
+
 def record_forbidden(conn: Connection, source_id: int, card_id: int, token: str, key: str, limit: int,
-                     run_id: str, detail: dict[str, Any]) -> Lockout | None:
-    """A 403 (or 401): a named skip for the card, unless it makes the source's streak a lockout (see the module
-    docstring), which is recorded and returned."""
+                     run_id: str, detail: dict[str, Any]) -> Lockout | str | None:
+    """A 403 (or 401): a named skip for the card (None), or, when it makes the source's streak a lockout (see the
+    module docstring), the lockout recorded; `LOCKED` while the source's lockout trip is open (a response to a
+    request that was in flight when it tripped, here or in another process: deferred with the rest)."""
+    if conn.execute(text("SELECT EXISTS (SELECT 1 FROM envelope_trip WHERE acknowledged_at IS NULL AND bar = :bar "
+                         "AND detail ->> 'source_id' = CAST(:s AS text))"), {"bar": LOCKOUT_BAR, "s": source_id}
+                    ).scalar():
+        return LOCKED
     row = conn.execute(text(
         "UPDATE source SET forbidden_streak = forbidden_streak + 1, "
         "forbidden_cards = array_append(forbidden_cards, CAST(:card AS bigint)) WHERE id = :s "
