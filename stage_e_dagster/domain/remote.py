@@ -202,8 +202,3 @@ class PaceRules:
 
     def recovered(self, factor: float) -> float:
         return min(1.0, factor * 2)
-
-
-def interval_seconds(rate: float, factor: float) -> float:
-    """Seconds between two fetch starts at `rate` fetches/s slowed to `factor` of it."""
-    return 1.0 / (rate * factor)
