@@ -1,6 +1,7 @@
 # Two commands on a fresh machine: `make demo` (set up, then run the main job with the Dagster UI) and
 # `make test` (set up, then run the suite). Both build their own virtualenv; neither needs Docker, a system
-# Postgres or a system tesseract.
+# Postgres or a system tesseract. `make test-quick` skips the live and drill tests (the inner loop);
+# `make breakages` proves the suite catches deliberate breakages (docs/testing.md).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -11,9 +12,11 @@ DEMO_CARDS ?= 400
 # The demo's scans arrive in the watched inbox in waves of DEMO_WAVE every DEMO_WAVE_SECONDS while Dagster runs.
 DEMO_WAVE ?= 50
 DEMO_WAVE_SECONDS ?= 20
-export OMP_THREAD_LIMIT := 1
+# The suite runs in two pytest workers: live and drill tests spend most of their time waiting on Dagster's daemon,
+# so a second worker keeps both cores busy. Every worker has its own Postgres, databases and homes.
+TEST_WORKERS ?= 2
 
-.PHONY: install test demo lint bench clean-data
+.PHONY: install test test-quick breakages demo lint bench clean-data
 
 install: $(VENV)/.installed
 
@@ -24,10 +27,16 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 test: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1
+
+test-quick: install
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1 -m "not live and not drill"
+
+breakages: install
+	$(BIN)/python tools/breakages.py
 
 lint: install
-	$(BIN)/ruff check stage_e_dagster tests bench drills
+	$(BIN)/ruff check stage_e_dagster tests bench drills testkit tools
 
 # Ctrl-C stops everything `make demo` started: Dagster, the inbox feeder, and the embedded Postgres unless it was
 # already running before (its setup steps start it, so `stage-e dev` is told with --stop-postgres).

@@ -23,22 +23,18 @@ import argparse
 import contextlib
 import io
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
-os.environ["OMP_THREAD_LIMIT"] = "1"
+import psutil
+from PIL import Image
 
-import psutil  # noqa: E402
-from PIL import Image  # noqa: E402
-
-from stage_e_dagster.demo.catalog import generate_catalog, write_catalog, write_sets  # noqa: E402
-from stage_e_dagster.demo.hard import HardScan, plan_scans  # noqa: E402
-from stage_e_dagster.demo.symbols import render_set_symbol  # noqa: E402
-from stage_e_dagster.domain.evidence.load import load_scan  # noqa: E402
-from stage_e_dagster.domain.evidence.model import EvidenceSkip  # noqa: E402
-from stage_e_dagster.domain.evidence.ocr import make_engine  # noqa: E402
+from stage_e_dagster.demo.hard import HardScan, plan_scans
+from stage_e_dagster.domain.evidence.load import load_scan
+from stage_e_dagster.domain.evidence.model import EvidenceSkip
+from stage_e_dagster.domain.evidence.ocr import make_engine
+from testkit.corpus import ingest, load_catalogue, write_catalogue
+from testkit.server import process_home
 
 PRINTINGS, SEED = 2000, 5
 
@@ -96,13 +92,8 @@ def naive_ms_per_card(paths: list[Path], fast_decode: bool = False, cpu: list[fl
 
 
 def prepare(root: Path, cards: int, profile: str) -> list[Path]:
-    catalog = generate_catalog(PRINTINGS, seed=SEED)
-    write_catalog(root / "catalog.json", catalog)
-    write_sets(root / "sets.json", catalog)
-    symbols = root / "symbols"
-    symbols.mkdir()
-    for code in sorted({c["set"] for c in catalog}):
-        render_set_symbol(code).save(symbols / f"{code}.png")
+    """The catalogue (with symbols and printed sizes) and `cards` scans of `profile` under `root`."""
+    catalog = write_catalogue(root, PRINTINGS, SEED)
     scans = root / "scans"
     scans.mkdir()
     paths = []
@@ -125,42 +116,31 @@ def main() -> None:
     parser.add_argument("--fresh-workers", action="store_true", help="new OCR workers for every batch")
     parser.add_argument("--no-sets", action="store_true", help="import no sets file: printed totals unknown")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="se-b-", dir="/tmp"))
-    os.environ.update({"STAGE_E_HOME": str(root), "STAGE_E_OCR_MAX_SLOTS": "1", "STAGE_E_DATABASE_URL": "",
-                       "STAGE_E_DAGSTER_DATABASE_URL": ""})
-    os.environ.pop("DAGSTER_HOME", None)
     from dagster import DagsterInstance
 
     from stage_e_dagster import bulk
     from stage_e_dagster.bulk import run_backlog
-    from stage_e_dagster.db.catalog.importer import import_catalog, store_printed_totals, store_symbol_hashes
     from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.core.migrate import upgrade
-    from stage_e_dagster.db.intake.ingest import ingest_directory
     from stage_e_dagster.db.runs import ledger
-    from stage_e_dagster.postgres.server import EmbeddedPostgres
-    from stage_e_dagster.runtime import prepare_dagster_environment
     from stage_e_dagster.settings import Settings
 
     if args.fresh_workers:
         bulk.keep_workers = lambda holder: contextlib.nullcontext()
-    try:
+    # The home's environment holds one OpenMP thread per OCR process, the naive reads in this process included.
+    with process_home("se-b-", STAGE_E_OCR_MAX_SLOTS="1") as root:
         print(f"rendering {args.cards} '{args.profile}' scans ...", flush=True)
         paths = prepare(root, args.cards, args.profile)
-        prepare_dagster_environment()
         url = os.environ["STAGE_E_DATABASE_URL"]
         upgrade(url)
         engine = get_engine(url)
-        imported = import_catalog(engine, root / "catalog.json")
-        store_symbol_hashes(engine, root / "symbols", imported)
-        if not args.no_sets:
-            with engine.begin() as conn:
-                store_printed_totals(conn, root / "sets.json", imported)
-        ingest_directory(engine, root / "scans", "bench")
+        load_catalogue(engine, root, sets=not args.no_sets)
+        ingest(engine, root / "scans", "bench")
+        postmaster = int((root / "pg" / "postmaster.pid").read_text().split()[0])
         naive_cpu: list[float] = []
         naive_before, fast_before = naive_ms_per_card(paths, cpu=naive_cpu), naive_ms_per_card(paths, fast_decode=True)
         parts = {"this process": own_cpu_seconds, "its children (OCR workers, forkserver)": children_cpu_seconds,
-                 "Postgres": lambda pid=EmbeddedPostgres(root / "pg").status().pid: tree_cpu_seconds([pid])}
+                 "Postgres": lambda: tree_cpu_seconds([postmaster])}
         loads = [os.getloadavg()[0]]
         started, cpu_started = time.perf_counter(), {k: f() for k, f in parts.items()}
         with DagsterInstance.get() as instance:
@@ -197,9 +177,6 @@ def main() -> None:
               f"OCR workers {'started per batch' if args.fresh_workers else 'kept'}; load "
               f"average {' / '.join(f'{x:.1f}' for x in loads)} (before / after the bulk run / at the end) on "
               f"{os.cpu_count()} CPUs")
-    finally:
-        EmbeddedPostgres(root / "pg").destroy()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-os.environ["OMP_THREAD_LIMIT"] = "1"
+from testkit.corpus import demo_corpus
+from testkit.server import process_home, scratch_database, template_from, with_database
 
 
 def main() -> None:
@@ -43,40 +42,22 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=1, help="OCR slots (workers per batch) on both paths")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    root = Path(tempfile.mkdtemp(prefix="se-e2e-", dir="/tmp"))
-    os.environ.update({"STAGE_E_HOME": str(root), "STAGE_E_OCR_MAX_SLOTS": str(args.slots),
-                       "STAGE_E_DATABASE_URL": "", "STAGE_E_DAGSTER_DATABASE_URL": ""})
-    os.environ.pop("DAGSTER_HOME", None)
-    from stage_e_dagster.postgres.server import EmbeddedPostgres
-    from stage_e_dagster.runtime import prepare_dagster_environment
-
-    try:
-        prepare_dagster_environment()
+    with process_home("se-e2e-", STAGE_E_OCR_MAX_SLOTS=str(args.slots)) as root:  # one OpenMP thread per OCR process
         bench(root, args.cards, sizes, args.rounds)
-    finally:
-        EmbeddedPostgres(root / "pg").destroy()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def bench(root: Path, cards: int, sizes: list[int], rounds: int) -> None:
     from dagster import DagsterInstance
 
-    from stage_e_dagster.db.catalog.importer import import_catalog, store_symbol_hashes
-    from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.core.migrate import upgrade
-    from stage_e_dagster.db.intake.ingest import ingest_directory
-    from stage_e_dagster.demo.generate import generate
     from stage_e_dagster.settings import Settings
 
     settings = Settings.from_env()
     template = os.environ["STAGE_E_DATABASE_URL"]
     print(f"generating and ingesting {cards} demo scans ...", flush=True)
-    generate(root / "demo", printings=400, cards=cards, seed=7, degraded_fraction=0.2, workers=2)
     upgrade(template)
-    engine = get_engine(template)
-    store_symbol_hashes(engine, root / "demo" / "symbols", import_catalog(engine, root / "demo" / "catalog.json"))
-    ingest_directory(engine, root / "demo" / "scans", "bench")
-    _release(template)
+    demo_corpus(template, root / "demo", cards=cards, printings=400, seed=7, source="bench")
+    template_from(template)
 
     times: dict[tuple[str, int], list[Pass]] = {}
     loads: list[float] = [os.getloadavg()[0]]
@@ -110,11 +91,15 @@ class Pass:
 
 def one_pass(path: str, instance, template: str, size: int, cards: int, settings) -> Pass:
     """Process `cards` cards in batches of `size` on a fresh clone of the template."""
+    with scratch_database(with_database(template, "postgres"), "e2e", template=template_from(template)) as url:
+        return _one_pass(path, instance, url, template, size, cards, settings)
+
+
+def _one_pass(path: str, instance, url: str, template: str, size: int, cards: int, settings) -> Pass:
     from stage_e_dagster.bulk import run_backlog
     from stage_e_dagster.db.core.engine import get_engine
     from stage_e_dagster.db.runs import ledger
 
-    url = _clone(template)
     engine = get_engine(url)
     os.environ["STAGE_E_DATABASE_URL"] = url  # the job's `database` resource reads it at run start
     try:
@@ -135,7 +120,6 @@ def one_pass(path: str, instance, template: str, size: int, cards: int, settings
         return Pass(wall, stages, len(rows), worker)
     finally:
         os.environ["STAGE_E_DATABASE_URL"] = template
-        _drop(url)
 
 
 def direct_backlog(engine, url: str, limit: int, size: int, settings) -> None:
@@ -202,55 +186,6 @@ def report(times: dict[tuple[str, int], list[Pass]], cards: int, sizes: list[int
               f"{' '.join(f'{p.wall:.1f}' for p in direct)} / {' '.join(f'{p.wall:.1f}' for p in dagster)}")
     size = default_size if default_size in overhead_at else min(overhead_at, key=lambda s: abs(s - default_size))
     print(f"overhead at the default batch size {size}: {overhead_at[size]:.1f}%")
-
-
-def _admin(url: str):
-    import psycopg2
-
-    from stage_e_dagster.db.core.urls import libpq_dsn
-
-    conn = psycopg2.connect(libpq_dsn(_with_db(url, "postgres")))
-    conn.autocommit = True
-    return conn
-
-
-def _with_db(url: str, name: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).set(database=name).render_as_string(hide_password=False)
-
-
-def _release(url: str) -> None:
-    """Close this process's pooled connections to `url` (a template must have no sessions to be cloned)."""
-    from stage_e_dagster.db.core.engine import get_engine
-
-    get_engine(url).dispose()
-
-
-def _clone(template: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    _release(template)
-    name = f"e2e_{uuid.uuid4().hex[:10]}"
-    conn = _admin(template)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(f'CREATE DATABASE "{name}" TEMPLATE "{make_url(template).database}" STRATEGY FILE_COPY')
-    finally:
-        conn.close()
-    return _with_db(template, name)
-
-
-def _drop(url: str) -> None:
-    from sqlalchemy.engine import make_url
-
-    _release(url)
-    conn = _admin(url)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
-    finally:
-        conn.close()
 
 
 if __name__ == "__main__":

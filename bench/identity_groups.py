@@ -13,27 +13,22 @@ Usage: python bench/identity_groups.py [--cards N] [--duplicates F] [--workers W
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import statistics
-import tempfile
 from pathlib import Path
 
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+from PIL import Image
+from PIL.PngImagePlugin import PngInfo
 
-from PIL import Image  # noqa: E402
-from PIL.PngImagePlugin import PngInfo  # noqa: E402
-
-from stage_e_dagster.db.catalog.importer import import_catalog  # noqa: E402
-from stage_e_dagster.db.core.engine import get_engine  # noqa: E402
-from stage_e_dagster.db.core.migrate import upgrade  # noqa: E402
-from stage_e_dagster.db.intake.ingest import ingest_directory  # noqa: E402
-from stage_e_dagster.demo.catalog import generate_catalog, write_catalog  # noqa: E402
-from stage_e_dagster.demo.render import render_scan  # noqa: E402
-from stage_e_dagster.postgres.server import EmbeddedPostgres  # noqa: E402
-from stage_e_dagster.stages.stage_c import run_stage_c  # noqa: E402
-from stage_e_dagster.workers.ocr_pool import PoolSettings  # noqa: E402
+import testkit
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.core.migrate import upgrade
+from stage_e_dagster.demo.render import render_scan
+from stage_e_dagster.stages.stage_c import run_stage_c
+from stage_e_dagster.workers.ocr_pool import PoolSettings
+from testkit.corpus import ingest, load_catalogue, write_catalogue
+from testkit.server import throwaway_server
 
 COLLECTIONS = ("warmup", "baseline", "copies")
 
@@ -41,8 +36,7 @@ COLLECTIONS = ("warmup", "baseline", "copies")
 def build(root: Path, cards: int, duplicates: float, seed: int) -> dict[str, int]:
     """The catalogue and the collections' scan directories; returns how many unique images and copies."""
     rng = random.Random(seed)
-    catalogue = generate_catalog(max(200, cards), seed=seed)
-    write_catalog(root / "catalog.json", catalogue)
+    catalogue = write_catalogue(root, max(200, cards), seed)
     copies = round(cards * duplicates)
     unique = cards - copies
     for name in COLLECTIONS:
@@ -67,8 +61,8 @@ def measure(url: str, root: Path, name: str, workers: int) -> dict[str, float]:
     """One Stage C run over collection `name` in the fresh database at `url`."""
     upgrade(url)
     engine = get_engine(url)
-    import_catalog(engine, root / "catalog.json")
-    ingest_directory(engine, root / name, name)
+    load_catalogue(engine, root)
+    ingest(engine, root / name, name)
     with engine.connect() as conn:
         ids = list(conn.exec_driver_sql("SELECT id FROM card ORDER BY id").scalars())
     settings = PoolSettings(workers=workers, engine="tesserocr", holder=f"bench-{name}",
@@ -87,20 +81,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3, help="alternating runs of each collection")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="se-ig-", dir="/tmp"))
-    server = EmbeddedPostgres(root / "pg")
+    testkit.setup()
     runs: dict[str, list[dict[str, float]]] = {"baseline": [], "copies": []}
-    try:
+    order = [name for r in range(args.repeat) for name in (("baseline", "copies"), ("copies", "baseline"))[r % 2]]
+    databases = ("warmup", *(f"{name}_{i}" for i, name in enumerate(order)))
+    with throwaway_server("se-ig-", databases=databases) as server:
+        root = server.data_dir.parent
         sizes = build(root, args.cards, args.duplicates, args.seed)
-        order = [name for r in range(args.repeat) for name in (("baseline", "copies"), ("copies", "baseline"))[r % 2]]
-        databases = ("warmup", *(f"{name}_{i}" for i, name in enumerate(order)))
-        server.start(databases=databases)
         measure(server.url("warmup"), root, "warmup", args.workers)  # starts the worker forkserver
         for i, name in enumerate(order):
             runs[name].append(measure(server.url(f"{name}_{i}"), root, name, args.workers))
-    finally:
-        server.destroy()
-        shutil.rmtree(root, ignore_errors=True)
     print(f"identity groups bench: {args.cards} scans at 1200x1680 PNG, {sizes['copies']} of them "
           f"({args.duplicates:.0%}) byte-identical copies of {sizes['unique']} images; {args.workers} OCR worker(s), "
           f"median of {args.repeat} alternating runs")

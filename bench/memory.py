@@ -1,6 +1,6 @@
 """Peak memory of `stage-e catalog import`, `stage-e ingest` and `stage-e status` on a small and a 1M-card database.
 
-Two databases on one temp embedded Postgres are filled by `bench/scale_seed.py` (`--small` and `--large` cards).
+Two databases on one temp embedded Postgres are filled by `testkit/scale.py` (`--small` and `--large` cards).
 Each command runs as a child process of this script, as an operator runs it; its peak resident set (VmHWM, from
 `wait4`'s `ru_maxrss`) and wall time are printed, with the load average.
 
@@ -18,14 +18,15 @@ import argparse
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stage_e_dagster.db.core.migrate import upgrade
+from testkit.scale import seed
+from testkit.server import create_database, throwaway_server
 
 STAGE_E = str(Path(sys.executable).with_name("stage-e"))
 
@@ -76,21 +77,13 @@ def main() -> None:
     parser.add_argument("--files-small", type=int, default=2_000)
     parser.add_argument("--files-large", type=int, default=50_000)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="se-m-", dir="/tmp"))
-    from scale_seed import seed
-
-    from stage_e_dagster.db.core.migrate import upgrade
-    from stage_e_dagster.postgres.server import EmbeddedPostgres
-
-    server = EmbeddedPostgres(root / "pg")
     rows: list[tuple[str, str, float, float, str]] = []
     loads = [os.getloadavg()[0]]
-    try:
-        server.start()
+    with throwaway_server("se-m-") as server:
+        root = server.data_dir.parent
         urls = {}
         for size in (args.small, args.large):
-            server.create_database(f"mem_{size}")
-            urls[size] = server.url(f"mem_{size}")
+            urls[size] = create_database(server.url("postgres"), f"mem_{size}")
             upgrade(urls[size])
             started = time.perf_counter()
             seed(urls[size], size)
@@ -127,9 +120,6 @@ def main() -> None:
                  / (args.files_large - args.files_small))
         print(f"ingest: {slope:.0f} B per extra file (re-ingest); load average {min(loads):.1f}-{max(loads):.1f} "
               f"on {os.cpu_count()} CPUs")
-    finally:
-        server.destroy()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -10,20 +10,17 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import shutil
 import signal
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import psycopg2
 
 from stage_e_dagster.db.core.urls import libpq_dsn
-from stage_e_dagster.postgres.server import EmbeddedPostgres
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.ocr_slots import OcrSlots
+from testkit.server import throwaway_server
 
 CTX = mp.get_context("fork")
 
@@ -109,10 +106,7 @@ def kill_to_reacquire(url: str, trials: int) -> tuple[list[float], list[float]]:
 def main() -> None:
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 500
     trials = int(sys.argv[2]) if len(sys.argv) > 2 else 7
-    root = Path(tempfile.mkdtemp(prefix="se-b-", dir="/tmp"))
-    server = EmbeddedPostgres(root / "pg")
-    try:
-        server.start(databases=("bench",))
+    with throwaway_server("se-b-", databases=("bench",)) as server:
         url = server.url("bench")
         print(f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; Unix-socket embedded Postgres")
         free, refused = acquire_latency(url, iterations)
@@ -123,9 +117,6 @@ def main() -> None:
               f"max {max(via_acquire) * 1e3:.2f} ms  (n={trials})")
         print(f"SIGKILL -> held elsewhere (try-lock on open session): median {statistics.median(via_poll) * 1e3:.2f} ms"
               f"  max {max(via_poll) * 1e3:.2f} ms  (n={trials})")
-    finally:
-        server.destroy()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

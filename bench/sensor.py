@@ -1,6 +1,6 @@
 """Work lookup at scale: the card stream's tick, the backlog, sweep claims and whole ticks at 100k and 1M cards.
 
-Each size gets its own database on one temp embedded Postgres, filled by `bench/scale_seed.py` (99% of cards done,
+Each size gets its own database on one temp embedded Postgres, filled by `testkit/scale.py` (99% of cards done,
 the newest 1% owed work, running batches over some of them). Every lookup runs as its caller runs it, `--repeats`
 times after one warm-up call; the table shows the median and the slowest call in ms. The lookups:
 
@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
-import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stage_e_dagster.db.core.migrate import upgrade
+from testkit.scale import seed
+from testkit.server import create_database, process_home, with_database
 
 LOOKUPS = ("tick lookup, fresh cursor", "tick lookup, lagging watermark", "tick lookup, at the frontier",
            "backlog()", "count_needing_work", "claim_sweep_range stage_c", "claim_sweep_range stage_d")
@@ -105,24 +103,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="se-s-", dir="/tmp"))
-    os.environ.update({"STAGE_E_HOME": str(root), "STAGE_E_DATABASE_URL": "", "STAGE_E_DAGSTER_DATABASE_URL": ""})
-    os.environ.pop("DAGSTER_HOME", None)
-    from scale_seed import seed
-
-    from stage_e_dagster.db.core.migrate import upgrade
-    from stage_e_dagster.postgres.server import EmbeddedPostgres
-    from stage_e_dagster.runtime import prepare_dagster_environment
-
-    server = EmbeddedPostgres(root / "pg")
-    try:
-        prepare_dagster_environment()
+    with process_home("se-s-"):
+        server_url = with_database(os.environ["STAGE_E_DATABASE_URL"], "postgres")
         figures: dict[int, dict[str, tuple[float, float]]] = {}
         loads = []
         for size in args.sizes:
-            database = f"scale_{size}"
-            server.create_database(database)
-            url = server.url(database)
+            url = create_database(server_url, f"scale_{size}")
             upgrade(url)
             started = time.perf_counter()
             seeded = seed(url, size)
@@ -143,9 +129,6 @@ def main() -> None:
         ratio = figures[large][worst][0] / max(figures[small][worst][0], 1e-3)
         print(f"worst lookup at {_label(large)}: {figures[large][worst][0]:.1f} ms; "
               f"{_label(large)}/{_label(small)}: {ratio:.2f}")
-    finally:
-        server.destroy()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _label(size: int) -> str:

@@ -8,7 +8,7 @@ prints:
                                                                    target >= 5,000 for fresh inserts
 - cards/s of `run_stage_d` end to end (first pass, then an identical re-run)
 
-Run: `.venv/bin/python bench/stage_d.py [--cards N] [--seed S] [--keep]`
+Run: `.venv/bin/python bench/stage_d.py [--cards N] [--seed S]`
 """
 
 from __future__ import annotations
@@ -17,28 +17,22 @@ import argparse
 import gc
 import hashlib
 import random
-import shutil
-import sys
-import tempfile
 import time
 from dataclasses import fields
-from pathlib import Path
 
 from sqlalchemy import insert
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stage_d_decide import Case, build_batch, build_expansions  # noqa: E402
-
-from stage_e_dagster.db.core.engine import get_engine  # noqa: E402
-from stage_e_dagster.db.core.migrate import upgrade  # noqa: E402
-from stage_e_dagster.db.core.models import Card, Expansion, ImageEvidence, Printing, Source  # noqa: E402
-from stage_e_dagster.db.judgement.votes import write_vote_groups  # noqa: E402
-from stage_e_dagster.domain.calculators import decide_join_key, run_calculators  # noqa: E402
-from stage_e_dagster.domain.catalog import ExpansionRef, normalise_name  # noqa: E402
-from stage_e_dagster.domain.evidence.model import Evidence  # noqa: E402
-from stage_e_dagster.domain.stage_d import ProposedVote, VoteGroup  # noqa: E402
-from stage_e_dagster.postgres.server import EmbeddedPostgres  # noqa: E402
-from stage_e_dagster.stages.stage_d import run_stage_d  # noqa: E402
+from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.core.migrate import upgrade
+from stage_e_dagster.db.core.models import Card, Expansion, ImageEvidence, Printing, Source
+from stage_e_dagster.db.judgement.votes import write_vote_groups
+from stage_e_dagster.domain.calculators import decide_join_key, run_calculators
+from stage_e_dagster.domain.catalog import ExpansionRef, normalise_name
+from stage_e_dagster.domain.evidence.model import Evidence
+from stage_e_dagster.domain.stage_d import ProposedVote, VoteGroup
+from stage_e_dagster.stages.stage_d import run_stage_d
+from testkit.server import throwaway_server
+from testkit.stage_d_batch import Case, build_batch, build_expansions
 
 TARGET_DECIDED = 2_000
 TARGET_VOTES = 5_000
@@ -107,7 +101,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--keep", action="store_true", help="Leave the database directory in place.")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     expansions = build_expansions(rng)
@@ -119,10 +112,7 @@ def main() -> None:
     print(f"decide_join_key (pure): {join_key_rate:,.0f} cards/s (target >= {TARGET_DECIDED:,}); "
           f"run_calculators: {funnel_rate:,.0f} cards/s")
 
-    root = Path(tempfile.mkdtemp(prefix="se-b-", dir="/tmp"))
-    server = EmbeddedPostgres(root / "pg")
-    try:
-        server.start(databases=("bench",))
+    with throwaway_server("se-b-", databases=("bench",)) as server:
         url = server.url("bench")
         upgrade(url)
         started = time.perf_counter()
@@ -139,10 +129,6 @@ def main() -> None:
 
         printing_of = {card.id + 1: [p.id for p in candidates] for card, _, candidates in batch}
         rates = bench_writer(url, card_ids, printing_of)
-    finally:
-        if not args.keep:
-            server.destroy()
-            shutil.rmtree(root, ignore_errors=True)
     if join_key_rate < TARGET_DECIDED or rates["insert"] < TARGET_VOTES:
         raise SystemExit("below target")
 

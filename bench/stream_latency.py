@@ -34,10 +34,10 @@ from pathlib import Path
 
 import psutil
 
-from drills.live import Dev, Home
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog, write_sets
 from stage_e_dagster.demo.hard import HardScan, plan_scans
 from stage_e_dagster.demo.symbols import render_set_symbol
+from testkit.live import Dev, Home
 
 SEED = 23
 BASELINE_ENV = {"STAGE_E_INBOX_INTERVAL_SECONDS": "86400", "STAGE_E_STREAM_INTERVAL_SECONDS": "86400"}

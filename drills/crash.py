@@ -29,18 +29,14 @@ from typing import Any
 
 import psutil
 
-from drills.daemon_kit import (
-    assert_each_card_done_once,
-    connect,
-    micro_batch_runs,
-    prepare_cards,
-    rows,
-    stream_env,
-    wait_settled,
-)
-from drills.live import Dev, Home, wait_for
+from drills import verdict
 from stage_e_dagster.db.slots.holders import NAMESPACE
 from stage_e_dagster.resources.ocr_slots import APPLICATION_PREFIX
+from testkit import live
+from testkit.corpus import demo_corpus_cli
+from testkit.live import Dev, Home, wait_for
+from testkit.oracle import assert_each_card_done_once, micro_batch_runs, stream_env, wait_settled
+from testkit.sql import connect, on, rows
 
 KILL_WINDOW = (0.25, 0.85)
 """A run is killed when this share of its batch's cards has evidence (the issue asks for 5-85%)."""
@@ -72,24 +68,13 @@ class Kill:
     evidenced: int
     evidence_before: set[tuple[int, str]] = field(default_factory=set)  # (card id, run id) stored at the kill
     killed_at: float = 0.0  # time.monotonic() of the kill
+    killed_wall: float = 0.0  # time.time() of the kill (compared with the ledger's timestamps)
     worker_dead_s: float = 0.0  # until the killed process itself had exited (the kernel's teardown of it)
     slot_free_s: float = 0.0  # until no lock connection of the run holds an advisory lock
     workers_gone_s: float = 0.0  # until every OCR worker of the run is gone
     tree_gone_s: float = 0.0  # until every process the run worker had started is gone
     failed_s: float = 0.0  # until Dagster's run record says FAILURE (as seen through GraphQL)
     recorded_s: float = 0.0  # until the ledger row says failed with the run-failure sensor's reason
-
-
-def _connect(home: Home):
-    conn = connect(home)
-    conn.autocommit = True
-    return conn
-
-
-def _query(conn, sql: str, params: Any = None) -> list[tuple]:
-    with conn.cursor() as cur:
-        cur.execute(sql, params)
-        return cur.fetchall()
 
 
 def _owner_pid(owner: str) -> int:
@@ -118,7 +103,7 @@ def _slot_holders(conn, owner_pid: int) -> list[tuple[int, str, int]]:
     except psutil.Error:
         return []
     held = []
-    for backend, name in _query(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX}%")):
+    for backend, name in on(conn, _HOLDERS, (NAMESPACE, f"{APPLICATION_PREFIX}%")):
         match = re.search(r"pid=(\d+)", name or "")
         if match and int(match.group(1)) in children:
             held.append((backend, name, int(match.group(1))))
@@ -134,7 +119,7 @@ def _pick_victim(conn, dev: Dev, spared: set[str], timeout: float) -> tuple[str,
         if time.monotonic() - last_record > 1:
             dev.record()
             last_record = time.monotonic()
-        for run_id, owner, cards, evidenced, own in _query(conn, _PROGRESS):
+        for run_id, owner, cards, evidenced, own in on(conn, _PROGRESS):
             share = evidenced / cards
             if run_id in spared or not own or not KILL_WINDOW[0] <= share <= KILL_WINDOW[1]:
                 continue
@@ -147,7 +132,7 @@ def _pick_victim(conn, dev: Dev, spared: set[str], timeout: float) -> tuple[str,
 
 def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
     """SIGKILL the worker of a run inside the kill window; measure how long its OCR slot and workers outlive it."""
-    conn = _connect(home)
+    conn = connect(home)
     try:
         run_id, pid, cards, evidenced = _pick_victim(conn, dev, spared, timeout)
         victim = psutil.Process(pid)
@@ -161,8 +146,8 @@ def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
         kill = Kill(run_id, pid, cards, evidenced)
 
         os.kill(pid, signal.SIGKILL)
-        killed = time.monotonic()
-        while _query(conn, _STILL_HELD, (backends,))[0][0]:
+        killed, kill.killed_wall = time.monotonic(), time.time()
+        while on(conn, _STILL_HELD, (backends,))[0][0]:
             assert time.monotonic() - killed < SLOT_FREE_BOUND_SECONDS, \
                 f"the OCR slot of killed run {run_id} still held {SLOT_FREE_BOUND_SECONDS:.0f} s after the kill"
             if not kill.worker_dead_s and _gone(pid):
@@ -174,7 +159,7 @@ def kill_run(home: Home, dev: Dev, spared: set[str], timeout: float) -> Kill:
         kill.worker_dead_s = kill.worker_dead_s or kill.slot_free_s
         kill.workers_gone_s = kill.workers_gone_s or _wait_gone(workers, killed, f"OCR workers of run {run_id}")
         kill.tree_gone_s = _wait_gone(tree | {pid}, killed, f"processes of killed run {run_id}")
-        kill.evidence_before = {(card, run) for card, run in _query(
+        kill.evidence_before = {(card, run) for card, run in on(
             conn, "SELECT card_id, run_id FROM image_evidence")}
         return kill
     finally:
@@ -199,11 +184,11 @@ def check_killed_run(home: Home, dev: Dev, kill: Kill, timeout: float) -> str:
     return reason
 
 
-def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], cards: int = 30, batch: int = 15,
-          kills: int = 1, timeout: float = 600) -> list[Kill]:
-    """Run the drill on `home` (a fresh one); `start_dev` starts `stage-e dev` on it. Fills `figures`."""
+def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], cards: int, batch: int, kills: int,
+          timeout: float) -> list[Kill]:
+    """The drill on `home` (a fresh one); `start_dev` starts `stage-e dev` on it. Fills `figures`."""
     figures.update(cards=cards, batch=batch)
-    prepare_cards(home, cards)
+    demo_corpus_cli(home, cards)
     stream_env(home, batch, slots=2, STAGE_E_OCR_WAIT_SECONDS="300")
     dev = start_dev()
     dev.wait_ready()
@@ -231,6 +216,7 @@ def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], car
     assert all(statuses[k.run_id] == "failed" for k in done)
     others = {status for run, status in statuses.items() if run not in {k.run_id for k in done}}
     assert others <= {"completed", "throttled"}, statuses
+    check_killed_cards_rerun(home, done, figures)
     figures["runs"] = len(statuses)
     figures["slot_free_ms_median"] = round(statistics.median(k.slot_free_s for k in done) * 1000)
     assert dev.ctrl_c() == 0
@@ -239,32 +225,38 @@ def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], car
     return done
 
 
-def main() -> None:
-    """`python -m drills.crash [CARDS] [BATCH] [KILLS]`: the drill on a throwaway home, then its verdict line."""
-    import shutil
-    import sys
+def check_killed_cards_rerun(home: Home, done: list[Kill], figures: dict[str, Any]) -> None:
+    """Every card of a killed batch ends in a `completed` batch whose ledger row opened after that kill: the
+    killed batch's cards came back and another run finished them (a card finished only by the killed run, or by
+    a batch already under way when it died, would not count)."""
+    for kill in done:
+        (killed_cards,) = rows(home, "SELECT card_ids FROM dispatch_ledger WHERE run_id = %s", (kill.run_id,))[0]
+        later = {card for (ids,) in rows(
+            home, "SELECT card_ids FROM dispatch_ledger WHERE status = 'completed' AND started_at > to_timestamp(%s)",
+            (kill.killed_wall,)) for card in ids}
+        missing = sorted(set(killed_cards) - later)
+        figures["rerun_cards"] = f"{len(set(killed_cards) & later)}/{len(killed_cards)}"
+        assert not missing, f"cards of killed run {kill.run_id} no later batch completed: {missing[:10]}"
 
-    from drills import verdict
 
-    cards, batch, kills = (int(arg) for arg in (sys.argv[1:] + ["90", "20", "3"])[:3])
-    home = Home()
-    devs: list[Dev] = []
-
-    def start() -> Dev:
-        devs.append(Dev(home))
-        return devs[-1]
-
-    def run(figures: dict[str, Any]) -> None:
+def run(figures: dict[str, Any] | None = None, *, cards: int = 30, batch: int = 15, kills: int = 1,
+        timeout: float = 600) -> dict[str, Any]:
+    """`kills` runs killed mid-Stage C under `stage-e dev` streaming `cards` cards in batches of `batch`, on a
+    throwaway home; returns the figures (raises AssertionError on a broken rule)."""
+    figures = {} if figures is None else figures
+    with live.home() as home:
+        devs = live.Devs(home)
         try:
-            drill(home, start, figures, cards=cards, batch=batch, kills=kills, timeout=1800)
+            drill(home, devs, figures, cards=cards, batch=batch, kills=kills, timeout=timeout)
         finally:
-            for dev in devs:
-                dev.kill_all()
-            home.server.destroy()
-            shutil.rmtree(home.root, ignore_errors=True)
-
-    verdict.main("crash", run)
+            devs.kill_all()
+    return figures
 
 
-if __name__ == "__main__":
-    main()
+def main(argv: list[str] | None = None) -> None:
+    parser = verdict.parser_for("crash", __doc__)
+    parser.add_argument("--cards", type=int, default=90)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--kills", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=1800)
+    verdict.drill_main("crash", run, parser, argv)

@@ -26,10 +26,11 @@ from typing import Any
 
 import psutil
 
-from drills.daemon_kit import prepare_cards
-from drills.daemon_kit import rows as _rows
-from drills.live import STAGE_E, Dev, Home, wait_for
+from drills import verdict
 from stage_e_dagster.host import cpus, default_load_ceiling, default_load_target
+from testkit import live
+from testkit.corpus import demo_corpus_cli
+from testkit.live import STAGE_E, Dev, Home, wait_for
 
 PRINTINGS = 150
 
@@ -103,7 +104,7 @@ def stream(home: Home, figures: dict[str, Any], cards: int, timeout: float) -> N
     if before > target:
         raise HostBusy(f"the host's 1-minute load is {before:.2f} before the pipeline starts, over the "
                        f"governor's target {target:g}")
-    prepare_cards(home, cards, PRINTINGS)
+    demo_corpus_cli(home, cards, PRINTINGS)
     home.env.update({"STAGE_E_STREAMING": "on", "STAGE_E_SWEEP_CRON": "0 0 1 1 *"})
     dev = Dev(home)
     try:
@@ -164,7 +165,7 @@ def overload(home: Home, figures: dict[str, Any], cards: int, timeout: float) ->
     started = time.time()
     figures.update({"hogs": len(hogs), "ceiling": default_load_ceiling()})
     try:
-        prepare_cards(home, cards, PRINTINGS)
+        demo_corpus_cli(home, cards, PRINTINGS)
         figures.update({"prepare_seconds": round(time.time() - started, 1), "host_load_at_run": round(load1(), 2)})
         run = subprocess.Popen([STAGE_E, "run", "--mode", "passive", "--batch-size", "2"], env=home.env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -182,7 +183,7 @@ def overload(home: Home, figures: dict[str, Any], cards: int, timeout: float) ->
         for hog in hogs:
             hog.join(timeout=10)
     figures["seconds_to_stop"] = round(time.time() - started, 1)
-    trips = _rows(home, "SELECT bar, observed, ceiling, tripped_at FROM envelope_trip")
+    trips = home.rows("SELECT bar, observed, ceiling, tripped_at FROM envelope_trip")
     figures["trips"] = len(trips)
     assert len(trips) == 1, f"expected one trip, got {trips}; stage-e run said: {err[-500:]}"
     bar, observed, ceiling, tripped_at = trips[0]
@@ -196,9 +197,38 @@ def overload(home: Home, figures: dict[str, Any], cards: int, timeout: float) ->
 
 
 def _trip(home: Home) -> list[tuple]:
-    return _rows(home, "SELECT bar, observed, ceiling FROM envelope_trip")
+    return home.rows("SELECT bar, observed, ceiling FROM envelope_trip")
 
 
 def _column(home: Home, sql: str) -> list[Any]:
-    return [row[0] for row in _rows(home, sql)]
+    return [row[0] for row in home.rows(sql)]
 
+
+def run(figures: dict[str, Any] | None = None, *, cards: int = 300, overload_cards: int = 400,
+        timeout: float = 600, overload_timeout: float = 300, parts: str = "stream,overload") -> dict[str, Any]:
+    """The parts named in `parts`, each on a throwaway home of its own, each judged on its own; figures prefixed by
+    the part. Raises AssertionError naming every part that failed."""
+    figures = {} if figures is None else figures
+    failures = []
+    plan = {"stream": (stream, cards, timeout), "overload": (overload, overload_cards, overload_timeout)}
+    for part in parts.split(","):
+        drill, size, limit = plan[part]
+        found: dict[str, Any] = {}
+        try:
+            with live.home() as home:
+                drill(home, found, size, limit)
+        except Exception as err:  # noqa: BLE001 - each part is judged on its own; both are reported
+            failures.append(f"{part}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
+        finally:
+            figures.update({f"{part}_{key}": value for key, value in found.items()})
+    if failures:
+        raise AssertionError(" | ".join(failures))
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = verdict.parser_for("governor", __doc__)
+    parser.add_argument("--cards", type=int, default=300, help="cards the `stream` part streams")
+    parser.add_argument("--overload-cards", type=int, default=400)
+    parser.add_argument("--parts", default="stream,overload", help="stream, overload or both (comma-separated)")
+    verdict.drill_main("governor", run, parser, argv)

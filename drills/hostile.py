@@ -23,9 +23,10 @@ from typing import Any
 
 import psutil
 
-from drills import corpus
-from drills.live import STAGE_E, Home
-from drills.race import query
+from drills import corpus, verdict
+from testkit import live
+from testkit.corpus import demo_corpus_cli
+from testkit.live import STAGE_E, Home
 
 _PEAK = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
          "print(r.stdout + r.stderr); print('peak_kb', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
@@ -54,12 +55,11 @@ def _drill_processes(home: Home) -> list[str]:
     return left
 
 
-def hostile(home: Home, figures: dict[str, Any], *, good: int = 4, grown_gb: float = 4,
-            catalogue_mb: int = 64) -> None:
+def hostile(home: Home, figures: dict[str, Any], *, good: int, grown_gb: float, catalogue_mb: int) -> None:
     """Run the drill on `home` (a fresh STAGE_E_HOME); fills `figures`, raises AssertionError on a broken rule."""
     started = time.monotonic()
-    data = home.root / "demo"
-    home.stage_e("demo", "generate", "--printings", "40", "--cards", str(good), "--out", str(data), "--seed", "3")
+    data = demo_corpus_cli(home, good, printings=40, seed=3, degraded=None, workers=None, catalogue=False,
+                           source=None)
     code, out, normal_kb = measured(home, "catalog", "import", str(data / "catalog.json"), "--symbols",
                                     str(data / "symbols"))
     assert code == 0, out
@@ -70,11 +70,15 @@ def hostile(home: Home, figures: dict[str, Any], *, good: int = 4, grown_gb: flo
 
     code, out, _ = measured(home, "ingest", str(scans), "--source", "demo", timeout=300)
     assert code == 0, f"stage-e ingest failed on the hostile corpus: {out[-1500:]}"
+    refusals = [line for line in out.splitlines() if line.lstrip().startswith("refused ")]
+    figures["refused_at_ingest"] = len(refusals)
     for identifier, outcome in expected.items():
         if outcome.startswith("refused: "):
             assert f"refused {identifier}: {outcome.removeprefix('refused: ')}" in out, (identifier, out[-1500:])
+    wanted_refusals = sum(outcome.startswith("refused: ") for outcome in expected.values())
+    assert len(refusals) == wanted_refusals, f"ingest refused other files too: {refusals}"
     corpus.replace_after_ingest(scans, home.root / "outside", int(grown_gb * 1024**3))
-    query(home, "UPDATE card SET identifier = %s WHERE identifier = %s RETURNING id",
+    home.rows("UPDATE card SET identifier = %s WHERE identifier = %s RETURNING id",
           (corpus.ESCAPED, "Escape [XLN].png"))
     expected[corpus.ESCAPED] = expected.pop("Escape [XLN].png")
 
@@ -99,7 +103,7 @@ def check_outcomes(home: Home, expected: dict[str, str], figures: dict[str, Any]
     """Each card's end in the database against `expected`; the ledger and the OCR slots."""
     from stage_e_dagster.domain.work import STAGE_C_ID
 
-    rows = query(home, """
+    rows = home.rows("""
         SELECT c.identifier,
                EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id AND e.content_sha256 = c.content_sha256),
                (SELECT string_agg(l.skip_reason, ',' ORDER BY l.skip_reason) FROM card_scan_log l
@@ -113,14 +117,13 @@ def check_outcomes(home: Home, expected: dict[str, str], figures: dict[str, Any]
     assert set(actual) == set(wanted), f"unexpected cards: {set(actual) ^ set(wanted)}"
     figures["cards"] = len(actual)
     figures["skips"] = len([v for v in actual.values() if v != corpus.EVIDENCE])
-    figures["refused_at_ingest"] = len(expected) - len(wanted)
 
-    statuses = dict(query(home, "SELECT status, count(*) FROM dispatch_ledger GROUP BY status"))
+    statuses = dict(home.rows("SELECT status, count(*) FROM dispatch_ledger GROUP BY status"))
     figures["ledger"] = ",".join(f"{n}{s[0]}" for s, n in sorted(statuses.items()))
     assert set(statuses) == {"completed"}, f"ledger statuses {statuses}"
     from stage_e_dagster.db.slots.holders import NAMESPACE
 
-    held = query(home, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::oid",
+    held = home.rows("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::oid",
                  (NAMESPACE,))[0][0]
     assert held == 0, f"{held} OCR slots still held after the run"
 
@@ -139,3 +142,21 @@ def check_catalogues(home: Home, normal_kb: int, payload_mb: int, figures: dict[
             f"{name} ({payload_mb} MB) raised the import's peak memory by {grew_mb:.0f} MB")
     figures["catalog_peak_mb"] = round(max(peaks.values()) / 1024)
     figures["catalog_normal_mb"] = round(normal_kb / 1024)
+
+
+def run(figures: dict[str, Any] | None = None, *, good: int = 4, grown_gb: float = 4, catalogue_mb: int = 64
+        ) -> dict[str, Any]:
+    """The drill on a throwaway home; returns the figures (raises AssertionError on a broken rule)."""
+    figures = {} if figures is None else figures
+    with live.home() as home:
+        hostile(home, figures, good=good, grown_gb=grown_gb, catalogue_mb=catalogue_mb)
+    figures["host_load_1m"] = round(os.getloadavg()[0], 1)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = verdict.parser_for("hostile", __doc__)
+    parser.add_argument("--good", type=int, default=8, help="good demo scans beside the hostile corpus")
+    parser.add_argument("--grown-gb", type=float, default=16, help="size of the sparse file a scan grows to")
+    parser.add_argument("--catalogue-mb", type=int, default=256, help="size of each hostile catalogue")
+    verdict.drill_main("hostile", run, parser, argv)

@@ -17,19 +17,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from drills.daemon_kit import (
-    REPOSITORY,
-    assert_each_card_done_once,
-    execute,
-    micro_batch_runs,
-    prepare_cards,
-    query,
-    rows,
-    scalar,
-    stream_env,
-    wait_settled,
-)
-from drills.live import Dev, Home
+from drills import verdict
+from testkit import live
+from testkit.corpus import demo_corpus_cli
+from testkit.live import Dev, Home
+from testkit.oracle import REPOSITORY, assert_each_card_done_once, micro_batch_runs, stream_env, wait_settled
+from testkit.sql import execute, rows, scalar
 
 ASSETS = {"image_evidence", "printing_votes", "dispatch_outcome"}
 SENSORS = {"card_stream", "record_run_failures", "source_inbox"}
@@ -40,7 +33,7 @@ _DRAINS = ('{ runsOrError(filter: {pipelineName: "stream_drain"}) { ... on Runs 
 
 def check_definitions(dev: Dev) -> None:
     """The code location as the UI sees it: assets, job, sensors and schedule, and their states."""
-    nodes = query(dev, REPOSITORY)["repositoriesOrError"]["nodes"]
+    nodes = dev.query(REPOSITORY)["repositoriesOrError"]["nodes"]
     assert len(nodes) == 1, nodes
     repo = nodes[0]
     assets = {node["assetKey"]["path"][-1] for node in repo["assetNodes"]}
@@ -54,7 +47,7 @@ def check_definitions(dev: Dev) -> None:
 
 def drain_runs(dev: Dev) -> list[dict[str, Any]]:
     """Dagster's stream_drain runs: runId, status and tags as a dict."""
-    found = query(dev, _DRAINS)["runsOrError"]["results"]
+    found = dev.query(_DRAINS)["runsOrError"]["results"]
     return [{**r, "tags": {t["key"]: t["value"] for t in r["tags"]}} for r in found]
 
 
@@ -101,7 +94,7 @@ def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], car
           timeout: float = 600) -> None:
     """Run the drill on `home` (a fresh one); `start_dev` starts `stage-e dev` on it. Fills `figures`."""
     figures.update(cards=cards, batch=batch)
-    prepare_cards(home, cards)
+    demo_corpus_cli(home, cards)
     stream_env(home, batch, slots=2, STAGE_E_OCR_WAIT_SECONDS="300")
     started = time.monotonic()
     dev = start_dev()
@@ -116,35 +109,25 @@ def drill(home: Home, start_dev: Callable[[], Dev], figures: dict[str, Any], car
     left = dev.left_behind()
     assert left == [], f"processes left behind: {left}"
     figures["processes_seen"] = len(dev.seen)
-    figures["left_behind"] = 0
+    figures["left_behind"] = len(left)
 
 
-def main() -> None:
-    """`python -m drills.live_daemon [CARDS] [BATCH]`: the drill on a throwaway home, then its verdict line."""
-    import shutil
-    import sys
-
-    from drills import verdict
-
-    cards, batch = (int(arg) for arg in (sys.argv[1:] + ["120", "20"])[:2])
-    home = Home()
-    devs: list[Dev] = []
-
-    def start() -> Dev:
-        devs.append(Dev(home))
-        return devs[-1]
-
-    def run(figures: dict[str, Any]) -> None:
+def run(figures: dict[str, Any] | None = None, *, cards: int = 30, batch: int = 10, timeout: float = 600
+        ) -> dict[str, Any]:
+    """The drill on a throwaway home; returns the figures (raises AssertionError on a broken rule)."""
+    figures = {} if figures is None else figures
+    with live.home() as home:
+        devs = live.Devs(home)
         try:
-            drill(home, start, figures, cards=cards, batch=batch, timeout=1800)
+            drill(home, devs, figures, cards=cards, batch=batch, timeout=timeout)
         finally:
-            for dev in devs:
-                dev.kill_all()
-            home.server.destroy()
-            shutil.rmtree(home.root, ignore_errors=True)
-
-    verdict.main("live-daemon", run)
+            devs.kill_all()
+    return figures
 
 
-if __name__ == "__main__":
-    main()
+def main(argv: list[str] | None = None) -> None:
+    parser = verdict.parser_for("live-daemon", __doc__)
+    parser.add_argument("--cards", type=int, default=120)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--timeout", type=float, default=1800)
+    verdict.drill_main("live-daemon", run, parser, argv)

@@ -13,7 +13,7 @@ is stopped, kept down, and started again. Every run process ends within a bound 
 runs' ledger rows are reclaimed as `failed` with a reason once it is back, the stream resumes on its own and every
 card ends processed exactly once with no partial vote group. The oracle is the database's final state.
 
-Each part gets a `drills.live.Home` of its own (an embedded Postgres that only it uses).
+Each part gets a `testkit.live.Home` of its own (an embedded Postgres that only it uses).
 """
 
 from __future__ import annotations
@@ -30,32 +30,19 @@ from typing import Any
 import psutil
 import psycopg2
 
-from drills.daemon_kit import prepare_cards
-from drills.live import Dev, Home, wait_for
+from drills import verdict
 from stage_e_dagster.db.core.engine import get_engine
-from stage_e_dagster.db.core.urls import libpq_dsn
 from stage_e_dagster.db.reporting.invariants import duplicate_votes
 from stage_e_dagster.db.slots.holders import list_slot_holders
+from testkit import live
+from testkit.corpus import demo_corpus_cli
+from testkit.live import Dev, Home, wait_for
+from testkit.sql import rows
 
 WORKER_PID = re.compile(r"pid=(\d+)")
 SLOTS = 2
 SAMPLE_SECONDS = 0.05
 STOP_BOUND_SECONDS = 30.0  # the killed worker must be gone by then, and before its batch ran out of cards
-
-
-def seed(home: Home, cards: int, printings: int = 60) -> None:
-    """A demo catalogue and `cards` rendered scans, imported and ingested through the `stage-e` commands."""
-    prepare_cards(home, cards, printings)
-
-
-def rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
-    conn = psycopg2.connect(libpq_dsn(url), connect_timeout=5)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(sql, params)
-            return cur.fetchall()
-    finally:
-        conn.close()
 
 
 def _scalar(home: Home, sql: str) -> Any:
@@ -126,7 +113,7 @@ def _rival(url: str, took: list[int], release: threading.Event) -> None:
 def lock_kill(home: Home, cards: int, figures: dict[str, Any]) -> None:
     """Kill one working OCR worker's lock session (see the module docstring); raises AssertionError on a broken
     rule, fills `figures`."""
-    seed(home, cards)
+    demo_corpus_cli(home, cards, printings=60)
     url = home.url
     ids = [row[0] for row in rows(url, "SELECT id FROM card ORDER BY id")]
     out = home.root / "batch.json"
@@ -231,7 +218,7 @@ def _run_processes(dev: Dev, run_ids: list[str]) -> dict[int, str]:
 def postgres_restart(home: Home, cards: int, batch: int, figures: dict[str, Any], down_seconds: float = 20.0,
                      end_bound_seconds: float = 180.0) -> None:
     """Stop Postgres under `stage-e dev` with runs in flight, then start it again (see the module docstring)."""
-    seed(home, cards)
+    demo_corpus_cli(home, cards, printings=60)
     home.env.update({"STAGE_E_STREAMING": "on", "STAGE_E_BATCH_SIZE": str(batch), "STAGE_E_OCR_MAX_SLOTS": "1",
                      "STAGE_E_STREAM_INTERVAL_SECONDS": "5", "STAGE_E_SWEEP_CRON": "* * * * *",
                      "STAGE_E_HOST_LOAD_CEILING": "100", "STAGE_E_RECLAIM_AFTER_SECONDS": "45"})
@@ -304,29 +291,31 @@ def postgres_restart(home: Home, cards: int, batch: int, figures: dict[str, Any]
     assert rows(url, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'")[0][0] == 0
 
 
-def drill(figures: dict[str, Any], lock_cards: int, cards: int, batch: int) -> None:
-    """Both parts, each on a Home of its own; figures of the second part are prefixed `pg_`."""
-    import shutil
-
-    for part in ("lock", "pg"):
-        home = Home()
+def run(figures: dict[str, Any] | None = None, *, lock_cards: int = 150, cards: int = 24, batch: int = 6,
+        parts: str = "lock,pg") -> dict[str, Any]:
+    """The parts named in `parts` (`lock`: `lock_kill` over `lock_cards` cards; `pg`: `postgres_restart` streaming
+    `cards` cards in batches of `batch`), each on a throwaway home of its own; figures prefixed by the part."""
+    figures = {} if figures is None else figures
+    for part in parts.split(","):
         found: dict[str, Any] = {}
         try:
-            if part == "lock":
-                lock_kill(home, lock_cards, found)
-            else:
-                postgres_restart(home, cards, batch, found)
+            with live.home() as home:
+                if part == "lock":
+                    lock_kill(home, lock_cards, found)
+                elif part == "pg":
+                    postgres_restart(home, cards, batch, found)
+                else:
+                    raise ValueError(f"no part {part!r}: lock, pg")
         finally:
             figures.update({f"{part}_{key}": value for key, value in found.items()})
-            home.server.destroy()
-            shutil.rmtree(home.root, ignore_errors=True)
     figures["host_load_1m"] = round(os.getloadavg()[0], 1)
+    return figures
 
 
-if __name__ == "__main__":
-    import sys
-
-    from drills import outage, verdict  # the module itself, so spawned batch processes find `_batch` by name
-
-    sizes = [int(arg) for arg in sys.argv[1:4]] + [30, 24, 6][len(sys.argv[1:4]):]
-    verdict.main("outage", lambda figures: outage.drill(figures, *sizes))
+def main(argv: list[str] | None = None) -> None:
+    parser = verdict.parser_for("outage", __doc__)
+    parser.add_argument("--lock-cards", type=int, default=300)
+    parser.add_argument("--cards", type=int, default=24)
+    parser.add_argument("--batch", type=int, default=6)
+    parser.add_argument("--parts", default="lock,pg", help="lock, pg or both (comma-separated)")
+    verdict.drill_main("outage", run, parser, argv)

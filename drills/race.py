@@ -8,18 +8,19 @@ sampled. The oracle is the database's final state, checked against the rules:
 
 - every run succeeded and its ledger row reads `completed`; no process, Dagster event or server log line shows a
   unique-constraint violation (IntegrityError);
-- every (card, voter, outcome) is stored once, one conclusion per machine voter, and the stored votes are exactly
-  the ones a single sequential pass over the stored evidence decides;
+- one vote per (card, voter), one evidence row per card, no abstention logged twice, and the stored votes are
+  exactly the ones a single sequential pass over the stored evidence decides;
 - every card has current evidence (or a Stage C skip) and was decided by the current calculators;
 - never more OCR slot holders than the cap; each run's Stage C counters add up to its batch, and OCR ran once per
   distinct content across all runs (no card was extracted twice).
 
-`python -m drills.race batch ...` is one racing run (the child process).
+`python -m drills race batch GATE INDEX CARD_ID...` is one racing run (the child process).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -27,7 +28,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from drills.live import Home, wait_for
+from drills import verdict
+from testkit import live
+from testkit.corpus import demo_corpus_cli
+from testkit.live import Home, wait_for
+from testkit.oracle import assert_nothing_twice
 
 UNIQUE_VIOLATION = "duplicate key value violates unique constraint"
 _SLOT_HOLDERS = """
@@ -45,34 +50,13 @@ def overlapping_batches(ids: list[int], runs: int, size: int) -> list[list[int]]
 
 def prepare(home: Home, cards: int, printings: int, seed: int = 5) -> list[int]:
     """A demo catalogue and `cards` scans, ingested; the Dagster storage initialised. The card ids, in order."""
-    data = home.root / "demo"
-    home.stage_e("demo", "generate", "--printings", str(printings), "--cards", str(cards), "--out", str(data),
-                 "--seed", str(seed))
-    home.stage_e("catalog", "import", str(data / "catalog.json"), "--symbols", str(data / "symbols"))
-    home.stage_e("ingest", str(data / "scans"), "--source", "demo")
+    demo_corpus_cli(home, cards, printings, seed=seed, degraded=None, workers=None)
     home.stage_e("status", "--json")  # creates Dagster's run storage once, before the racers open it together
-    return [int(row[0]) for row in query(home, "SELECT id FROM card ORDER BY id")]
+    return [int(row[0]) for row in home.rows("SELECT id FROM card ORDER BY id")]
 
 
-def query(home: Home, sql: str, params: tuple = ()) -> list[tuple]:
-    """Run one statement on `home`'s app database (committed); its rows."""
-    import psycopg2
-
-    from stage_e_dagster.db.core.urls import libpq_dsn
-
-    conn = psycopg2.connect(libpq_dsn(home.url), connect_timeout=10)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(sql, params)
-            rows = cur.fetchall()
-        conn.commit()
-        return rows
-    finally:
-        conn.close()
-
-
-def race(home: Home, figures: dict[str, Any], *, cards: int = 16, runs: int = 8, batch: int = 6, slots: int = 2,
-         printings: int = 60, timeout: float = 600) -> None:
+def race(home: Home, figures: dict[str, Any], *, cards: int, runs: int, batch: int, slots: int, printings: int,
+         timeout: float) -> None:
     """Run the drill on `home` (a fresh STAGE_E_HOME); fills `figures`, raises AssertionError on a broken rule."""
     from stage_e_dagster.db.slots.holders import NAMESPACE
 
@@ -92,9 +76,8 @@ def race(home: Home, figures: dict[str, Any], *, cards: int = 16, runs: int = 8,
     gate.mkdir()
     log_start = home.server.log_file.stat().st_size if home.server.log_file.exists() else 0
     procs = [
-        subprocess.Popen([sys.executable, "-m", "drills.race", "batch", str(gate), str(i), *map(str, ids_)],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         cwd=Path(__file__).resolve().parent.parent)
+        subprocess.Popen([sys.executable, "-m", "drills", "race", "batch", str(gate), str(i), *map(str, ids_)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for i, ids_ in enumerate(batches)
     ]
     peak_holders = samples = 0
@@ -106,7 +89,7 @@ def race(home: Home, figures: dict[str, Any], *, cards: int = 16, runs: int = 8,
         deadline = released + timeout
         while any(p.poll() is None for p in procs):
             assert time.monotonic() < deadline, f"the race did not end within {timeout:.0f} s"
-            holders = query(home, _SLOT_HOLDERS, (NAMESPACE,))[0][0]
+            holders = home.rows(_SLOT_HOLDERS, (NAMESPACE,))[0][0]
             peak_holders, samples = max(peak_holders, holders), samples + 1
             time.sleep(0.2)
         figures["race_s"] = round(time.monotonic() - released, 1)
@@ -144,7 +127,7 @@ def check_final_state(home: Home, ids: list[int], batches: list[list[int]], repo
     from stage_e_dagster.domain.stage_d import plan_batch
     from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
 
-    rows = query(home, "SELECT run_id, status, card_ids, counters FROM dispatch_ledger")
+    rows = home.rows("SELECT run_id, status, card_ids, counters FROM dispatch_ledger")
     ledger = {r[0]: r for r in rows}
     run_ids = [r["run_id"] for r in reports]
     statuses = Counter(ledger[run][1] if run in ledger else "missing" for run in run_ids)
@@ -165,10 +148,10 @@ def check_final_state(home: Home, ids: list[int], batches: list[list[int]], repo
         assert "stage_e" in counters, f"run {run} has no Stage E counters"
         extracted += c["extracted"]
         skipped += sum(c["skipped"].values())
-    contents = query(home, "SELECT count(DISTINCT content_sha256) FROM card")[0][0]
+    contents = home.rows("SELECT count(DISTINCT content_sha256) FROM card")[0][0]
     figures["ocr_per_content"] = f"{extracted + skipped}/{contents}"
     if extracted + skipped != contents:
-        by_run = dict(query(home, "SELECT run_id, count(*) FROM image_evidence GROUP BY 1"))
+        by_run = dict(home.rows("SELECT run_id, count(*) FROM image_evidence GROUP BY 1"))
         counted = {run[-8:]: (ledger[run][3]["stage_c"]["extracted"], by_run.get(run, 0),
                               ledger[run][3]["stage_c"]["current"], ledger[run][3]["stage_c"]["copies_carried"])
                    for run in run_ids}
@@ -177,7 +160,7 @@ def check_final_state(home: Home, ids: list[int], batches: list[list[int]], repo
             f"{extracted} extractions and {skipped} skips across the runs for {contents} distinct contents; per run "
             f"(extracted, evidence rows stored, current, carried): {counted}; step restarts: {restarts}")
 
-    unfinished = query(home, """
+    unfinished = home.rows("""
         SELECT c.id FROM card c
         WHERE NOT EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id AND e.content_sha256 = c.content_sha256
                           AND e.decided_by = %s)
@@ -185,16 +168,8 @@ def check_final_state(home: Home, ids: list[int], batches: list[list[int]], repo
                           AND l.evidence_key = c.content_sha256)""", (DECIDED_BY, STAGE_C_ID))
     assert not unfinished, f"cards without decided evidence or a skip: {unfinished[:10]}"
 
-    duplicates = query(home, """
-        SELECT card_id, anonymous_id, printing_id, is_no_match, count(*) FROM card_printing_tag
-        GROUP BY 1, 2, 3, 4 HAVING count(*) > 1""")
-    assert not duplicates, f"a (card, voter, outcome) stored twice: {duplicates[:5]}"
-    stored = sorted(query(home, "SELECT card_id, anonymous_id, printing_id, is_no_match FROM card_printing_tag"))
-    assert len({(c, v) for c, v, _, _ in stored}) == len(stored), "a machine voter with two conclusions on a card"
-    log_dupes = query(home, """
-        SELECT card_id, anonymous_id, skip_reason, evidence_key, count(*) FROM card_scan_log
-        GROUP BY 1, 2, 3, 4 HAVING count(*) > 1""")
-    assert not log_dupes, f"an abstention or marker logged twice: {log_dupes[:5]}"
+    assert_nothing_twice(home)  # one vote per (card, voter), one evidence row per card, no abstention twice
+    stored = sorted(home.rows("SELECT card_id, anonymous_id, printing_id, is_no_match FROM card_printing_tag"))
 
     with get_engine(home.url).connect() as conn:
         inputs = load_stage_d_inputs(conn, ids)
@@ -238,7 +213,23 @@ def _racer(gate: Path, index: int, card_ids: list[int]) -> None:
                       "integrity_errors": text.count("IntegrityError") + text.count(UNIQUE_VIOLATION)}), flush=True)
 
 
-if __name__ == "__main__":
-    if len(sys.argv) < 4 or sys.argv[1] != "batch":
-        sys.exit("usage: python -m drills.race batch GATE_DIR INDEX CARD_ID...")
-    _racer(Path(sys.argv[2]), int(sys.argv[3]), [int(a) for a in sys.argv[4:]])
+def run(figures: dict[str, Any] | None = None, *, cards: int = 16, runs: int = 8, batch: int = 6, slots: int = 2,
+        printings: int = 60, timeout: float = 600) -> dict[str, Any]:
+    """The race on a throwaway home; returns the figures (raises AssertionError on a broken rule)."""
+    figures = {} if figures is None else figures
+    with live.home() as home:
+        race(home, figures, cards=cards, runs=runs, batch=batch, slots=slots, printings=printings, timeout=timeout)
+    figures["host_load_1m"] = round(os.getloadavg()[0], 1)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    if argv and argv[0] == "batch":  # one racing run, started by `race` in a process of its own
+        _racer(Path(argv[1]), int(argv[2]), [int(a) for a in argv[3:]])
+        return
+    parser = verdict.parser_for("race", __doc__)
+    parser.add_argument("--cards", type=int, default=48)
+    parser.add_argument("--runs", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=18)
+    parser.add_argument("--slots", type=int, default=2)
+    verdict.drill_main("race", run, parser, argv)

@@ -18,29 +18,31 @@ exactly when it succeeded with work, nothing left `running`; one trip per trippe
 `stage-e dev` left behind; and the OCR workers' peak memory, the dev tree's memory and processes and the Postgres
 connections stay flat from the first wave to the last.
 
-The envelope is not under test here (tests/test_live_trip.py is): the host-load bar is raised to
+The envelope is not under test here (tests/live/test_live_trip.py is): the host-load bar is raised to
 `host_load_ceiling` (100 by default) so a host busy with other work cannot trip it; `None` keeps the project's
 default bar.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import shutil
 import statistics
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import psutil
 from sqlalchemy import NullPool, create_engine
 
 from drills import verdict
-from drills.daemon_kit import rows, scalar
-from drills.live import Dev, Home, wait_for
 from stage_e_dagster.db.review.queue import review_queue
 from stage_e_dagster.demo.feed import copy_into, pending
+from testkit import live
+from testkit.corpus import demo_corpus_cli
+from testkit.live import Dev, Home, wait_for
+from testkit.oracle import assert_nothing_twice
+from testkit.sql import rows, scalar
 
 _RUNS = '{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status } } } }'
 _SENSOR_TICKS = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name sensorState { '
@@ -65,32 +67,47 @@ def tree(dev: Dev) -> list[psutil.Process]:
 
 
 class WorkerMemory:
-    """Samples, every quarter second, the resident memory of every OCR worker (a child of a multiprocessing
-    forkserver) under the current `stage-e dev`; workers live for one batch, so their peaks in order of birth show
-    growth. A worker seen fewer than `MIN_SAMPLES` times may have been caught only while starting, so its peak is
-    not judged."""
+    """The peak resident memory (the kernel's high-water mark, `VmHWM`) of every OCR worker (a child of a
+    multiprocessing forkserver) under the current `stage-e dev`; workers live for one batch, so their peaks in order
+    of birth show growth. The forkservers are looked for once a second; their children are read every tenth of a
+    second from `/proc` (cheap, however busy the host), each keeping the last high-water mark seen. A worker seen
+    fewer than `MIN_SAMPLES` times may have been caught only while starting, so its peak is not judged; fewer than
+    two judged workers is no measurement, and fails the drill."""
 
-    MIN_SAMPLES = 8
+    MIN_SAMPLES = 3
 
     def __init__(self) -> None:
         self.dev: Dev | None = None
         self.peaks: dict[int, tuple[float, float, int]] = {}  # pid -> (first seen, peak MB, samples)
+        self._forkservers: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
+    def _find_forkservers(self) -> None:
+        dev = self.dev
+        found = []
+        for proc in tree(dev) if dev is not None else []:
+            try:
+                if "forkserver" in " ".join(proc.cmdline()):
+                    found.append(proc.pid)
+            except psutil.Error:
+                continue
+        self._forkservers = found
+
     def _run(self) -> None:
-        while not self._stop.wait(0.25):
-            dev = self.dev
-            for proc in tree(dev) if dev is not None else []:
-                try:
-                    if "forkserver" not in " ".join(proc.parent().cmdline()):
+        looked = 0.0
+        while not self._stop.wait(0.1):
+            if time.monotonic() - looked > 1.0:
+                self._find_forkservers()
+                looked = time.monotonic()
+            for server in self._forkservers:
+                for pid in _children(server):
+                    peak = _peak_mb(pid)
+                    if peak is None:
                         continue
-                    rss = proc.memory_info().rss / MB
-                except (psutil.Error, OSError, AttributeError):
-                    continue
-                first, peak, samples = self.peaks.get(proc.pid, (time.monotonic(), 0.0, 0))
-                self.peaks[proc.pid] = (first, max(peak, rss), samples + 1)
+                    first, seen, samples = self.peaks.get(pid, (time.monotonic(), 0.0, 0))
+                    self.peaks[pid] = (first, max(seen, peak), samples + 1)
 
     def stop(self) -> dict[str, Any]:
         self._stop.set()
@@ -103,6 +120,23 @@ class WorkerMemory:
         early, late = statistics.median(ordered[:tenth]), statistics.median(ordered[-tenth:])
         return {**shown, "worker_rss_early_mb": round(early), "worker_rss_late_mb": round(late),
                 "worker_rss_max_mb": round(max(ordered)), "worker_rss_growth": round(late / early, 2)}
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of `pid`, from `/proc` (no scan of every process)."""
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _peak_mb(pid: int) -> float | None:
+    """The process's peak resident memory so far (`VmHWM`), in MB; None once it is gone."""
+    try:
+        line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1]) / 1024
 
 
 def quiet_sample(home: Home, dev: Dev, baseline: tuple[int, float, int] | None = None) -> tuple[int, float, int]:
@@ -147,19 +181,28 @@ def _chunks(items: list[str], parts: int) -> list[list[str]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int = 4,
-        wave_timeout: float = 1800, host_load_ceiling: str | None = "100", forced_trip: bool = True) -> None:
-    """The drill; with `forced_trip` False every card arrives in the first half's waves and the run ends there (no
-    trip, one `stage-e dev` start: the size `make test` affords; tests/test_live_trip.py proves the trip)."""
+def run(figures: dict[str, Any] | None = None, *, cards: int = 2000, batch: int = 100, waves: int = 4,
+        wave_timeout: float = 1800, host_load_ceiling: str | None = "100", forced_trip: bool = True
+        ) -> dict[str, Any]:
+    """The drill on a throwaway home; returns the figures (raises AssertionError on a broken rule). With
+    `forced_trip` False every card arrives in the first half's waves and the run ends there (no trip, one `stage-e
+    dev` start: the size the test suite affords; the live trip test proves the trip). `host_load_ceiling`
+    "default" (or None) keeps the project's bar."""
+    figures = {} if figures is None else figures
+    host_load_ceiling = None if host_load_ceiling == "default" else host_load_ceiling
+    with live.home() as home:
+        _run(home, figures, cards, batch, waves, wave_timeout, host_load_ceiling, forced_trip)
+    return figures
+
+
+def _run(home: Home, figures: dict[str, Any], cards: int, batch: int, waves: int, wave_timeout: float,
+         host_load_ceiling: str | None, forced_trip: bool) -> None:
     began = time.monotonic()
-    home = Home()
     devs: list[Dev] = []
     memory = None
     try:
-        data, inbox = home.root / "demo", home.root / "inbox"
-        home.stage_e("demo", "generate", "--printings", str(max(150, cards)), "--cards", str(cards), "--out",
-                     str(data), timeout=max(180, cards))
-        home.stage_e("catalog", "import", str(data / "catalog.json"), "--symbols", str(data / "symbols"))
+        data = demo_corpus_cli(home, cards, printings=max(150, cards), degraded=None, workers=None, source=None)
+        inbox = home.root / "inbox"
         inbox.mkdir()
         home.stage_e("sources", "add", str(inbox), "--key", "soak")
         scans = pending(data / "scans", inbox)
@@ -241,8 +284,6 @@ def run(figures: dict[str, Any], cards: int = 2000, batch: int = 100, waves: int
             memory.stop()
         for dev in devs:
             dev.kill_all()
-        home.server.destroy()
-        shutil.rmtree(home.root, ignore_errors=True)
 
 
 def _stop(dev: Dev) -> None:
@@ -353,30 +394,22 @@ def _check_end(home: Home, cards: int, runs: dict[str, str], figures: dict[str, 
                          "SELECT card_id, run_id FROM card_printing_tag WHERE source = 'ocr'")
     stray = [(card, run) for card, run in written if run not in completed_by.get(card, [])]
     assert not stray, f"{len(stray)} evidence or vote rows not written by the card's completed batch: {stray[:3]}"
-    duplicates = scalar(home, "SELECT (SELECT count(*) - count(DISTINCT card_id) FROM image_evidence) + "
-                             "(SELECT count(*) FROM card_printing_tag) - (SELECT count(*) FROM (SELECT DISTINCT "
-                             "card_id, printing_id, is_no_match, anonymous_id FROM card_printing_tag) v)")
-    assert duplicates == 0, f"{duplicates} duplicate evidence or vote rows"
+    assert_nothing_twice(home)  # one vote per (card, voter), one evidence row per card, no abstention twice
     growth = figures.get("worker_rss_growth")
-    assert growth is None or growth <= GROWTH_LIMIT, f"OCR worker memory grew {growth}x from first to last batches"
+    assert growth is not None, (f"OCR worker memory was not measured: {figures.get('workers_judged')} of "
+                                f"{figures.get('workers_seen')} workers seen long enough to judge, 2 needed")
+    assert growth <= GROWTH_LIMIT, f"OCR worker memory grew {growth}x from first to last batches"
     statuses = [status for status, _ in ledger.values()]
     figures.update(voted=len(voted), review=len(routed - voted), runs=len(runs),
                    completed=statuses.count("completed"), halted=statuses.count("halted"),
                    cards_per_s=round(cards / max(1, figures["first_half_s"] + figures.get("after_ack_s", 0)), 2))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = verdict.parser_for("soak", __doc__)
     parser.add_argument("--cards", type=int, default=2000)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--waves", type=int, default=4, help="waves per half")
     parser.add_argument("--host-load-ceiling", default="100",
                         help="STAGE_E_HOST_LOAD_CEILING for the drill; 'default' keeps the project's bar")
-    args = parser.parse_args()
-    ceiling = None if args.host_load_ceiling == "default" else args.host_load_ceiling
-    verdict.main("soak", lambda figures: run(figures, cards=args.cards, batch=args.batch, waves=args.waves,
-                                             host_load_ceiling=ceiling))
-
-
-if __name__ == "__main__":
-    main()
+    verdict.drill_main("soak", run, parser, argv)

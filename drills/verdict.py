@@ -1,7 +1,9 @@
-"""The last line of a drill script: `<name>: PASS <figures>` or `<name>: FAIL <why>; <figures>`, and its exit code."""
+"""The last line of a drill: `<name>: PASS <figures>` or `<name>: FAIL <why>; <figures>`, and its exit code; and the
+`main` every drill module shares (its size options parsed, its `run` called, the verdict printed)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -13,7 +15,20 @@ def line(name: str, failure: str | None, figures: Mapping[str, Any]) -> str:
     return f"{name}: PASS {shown}".rstrip() if failure is None else f"{name}: FAIL {failure}; {shown}".rstrip("; ")
 
 
-def main(name: str, drill: Callable[[dict[str, Any]], None]) -> None:
+def drill_main(name: str, run: Callable[..., dict[str, Any]], parser: argparse.ArgumentParser,
+               argv: list[str] | None) -> None:
+    """`python -m drills NAME [size options]`: parse the options with `parser`, call `run(figures, **options)`,
+    end with the verdict line."""
+    options = vars(parser.parse_args(argv))
+    main(name, lambda figures: run(figures, **options))
+
+
+def parser_for(name: str, doc: str | None) -> argparse.ArgumentParser:
+    """The option parser of drill `name`, described by the first line of its module docstring."""
+    return argparse.ArgumentParser(prog=f"python -m drills {name}", description=(doc or "").splitlines()[0])
+
+
+def main(name: str, drill: Callable[[dict[str, Any]], object]) -> None:
     """Run `drill(figures)`, which fills `figures` as it goes and raises AssertionError on a broken rule; print the
     verdict line last and exit 0 on PASS, 1 on FAIL."""
     figures: dict[str, Any] = {}

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from dagster import ConfigurableResource
 from pydantic_core import PydanticUndefined
@@ -71,10 +71,16 @@ def _variants(name: str) -> Iterator[Settings]:
             yield replace(base, **{name: value})
 
 
+def is_resource(annotation: Any) -> bool:
+    """Whether a field holds a nested resource (a dependency, optional or not), not a config value."""
+    return any(isinstance(kind, type) and issubclass(kind, ConfigurableResource)
+               for kind in (annotation, *get_args(annotation)))
+
+
 def _plain_fields(resource: ConfigurableResource) -> dict[str, Any]:
     """The resource's own config fields (nested resources left out) and their values."""
     return {name: getattr(resource, name) for name, info in type(resource).model_fields.items()
-            if not (isinstance(info.annotation, type) and issubclass(info.annotation, ConfigurableResource))}
+            if not is_resource(info.annotation)}
 
 
 def _resources(settings: Settings) -> dict[str, ConfigurableResource]:
@@ -114,7 +120,7 @@ def resource_table() -> str:
     lines = ["| resource | field | default, or the variable that sets it | meaning |", "| --- | --- | --- | --- |"]
     for key, resource in sorted(_resources(Settings.from_env({})).items()):
         for name, info in type(resource).model_fields.items():
-            if isinstance(info.annotation, type) and issubclass(info.annotation, ConfigurableResource):
+            if is_resource(info.annotation):
                 continue
             if name == "database_url":
                 default = "`STAGE_E_DATABASE_URL` (an `EnvVar`)"

@@ -2,7 +2,7 @@
 
 The reaper must fail runs Dagster still calls started (their process died where Dagster could not see it), and the
 run-failure sensor reads the reason back from the failure event. Dagster has no public call for that, so it is made
-here, and `tests/test_dagster_api.py` fails loudly when an upgrade moves these names.
+here, and `tests/unit/test_dagster_api.py` fails loudly when an upgrade moves these names.
 """
 
 from __future__ import annotations

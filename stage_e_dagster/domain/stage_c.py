@@ -53,7 +53,7 @@ def extractors_needed(work: CardWork, force: bool) -> frozenset[str] | None:
     Without `force` this is the work rule's Stage C half (`db/work/rule.sql`) in Python, for one card Stage C holds:
     nothing for a vanished file, nothing when the stored evidence for these bytes covers every current version,
     nothing when Stage C already logged a skip for these bytes or the fetch of a remote card failed for good, else
-    the stale extractors (all of them when nothing is stored). `tests/test_work_queue.py` checks it against
+    the stale extractors (all of them when nothing is stored). `tests/db/test_work_queue.py` checks it against
     `card_work_stage` card by card."""
     if work.missing or work.fetch_failed:
         return None

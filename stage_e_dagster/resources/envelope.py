@@ -10,8 +10,10 @@ every queued run until an operator acknowledges it. `bulk` runs are never sample
 `governor(max_workers)` gives Stage C a load governor (`domain.governor`) aiming at `load_target`, below the
 host-load ceiling: OCR concurrency shrinks before the envelope has to trip.
 
-Signal readers are methods (`read_host_load`, `read_rss_mb`, `read_image_loads`) so tests can override them; a
-reader that cannot read its signal returns None (or leaves the pid out) and that bar is skipped.
+The host's load comes from `load_source`, a `HostLoad` resource (this host's 1-minute load average unless another
+source is given): the envelope's bar and the governor read the same signal, and a test can set it. The other signal
+readers are methods (`read_rss_mb`, `read_image_loads`); a reader that cannot read its signal returns None (or leaves
+the pid out) and that bar is skipped.
 """
 
 from __future__ import annotations
@@ -57,6 +59,17 @@ class EnvelopeTripped(Failure):
         return (type(self), (self.breach,))  # picklable across worker processes
 
 
+class HostLoad(ConfigurableResource):
+    """Where the envelope and the load governor read the host's load: this host's 1-minute load average."""
+
+    def read(self) -> float | None:
+        """The load now; None when it cannot be read."""
+        try:
+            return float(os.getloadavg()[0])
+        except (OSError, AttributeError):
+            return None
+
+
 class Envelope(ConfigurableResource):
     """Host-load, worker-memory and image-failure-rate bars for passive runs."""
 
@@ -84,6 +97,8 @@ class Envelope(ConfigurableResource):
         default=Settings.trip_max_open_seconds, gt=0,
         description="The `no_stale_open_trip` check fails once a trip stayed unacknowledged this long.",
     )
+    load_source: HostLoad | None = Field(
+        default=None, description="Where the host's load is read; unset: this host's 1-minute load average.")
 
     _last_sampled: float | None = PrivateAttr(default=None)
 
@@ -147,11 +162,10 @@ class Envelope(ConfigurableResource):
 
     # -- signal readers (None or a missing pid = unreadable, that bar is skipped) ------------------------------
     def read_host_load(self) -> float | None:
-        try:
-            return float(os.getloadavg()[0])
-        except (OSError, AttributeError):
-            logger.warning("envelope: load average unreadable; host_load bar skipped")
-            return None
+        load = (self.load_source or HostLoad()).read()
+        if load is None:
+            logger.warning("envelope: host load unreadable; host_load bar skipped")
+        return load
 
     def read_rss_mb(self, pids: Iterable[int]) -> dict[int, float]:
         readings: dict[int, float] = {}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.review.helpers import card_state, human_votes, serve
+from testkit.review import card_state, human_votes, serve
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Measured to be needed on the CI machine: running as root without a sandbox, no GPU, and no background traffic.

@@ -8,10 +8,11 @@ from stage_e_dagster.assets.stage_d import printing_votes
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.settings import Settings, review_page_url
-from tests.stage_d_seed import add_cards, add_evidence, mini_catalog, number_only_evidence
+from testkit.seed import add_cards, add_evidence, mini_catalog, number_only_evidence
 
 
 def _metadata(db_url, card_ids, consensus):
+    # In-memory Dagster storage: it cannot matter here, the test reads only this run's own result.
     result = materialize(
         [printing_votes], resources={"database": AppDatabase(database_url=db_url), "consensus": consensus},
         run_config={"ops": {"printing_votes": {"config": {"card_ids": card_ids}}}})

@@ -19,8 +19,8 @@ from stage_e_dagster.db.review.page import (
     queue_entries,
 )
 from stage_e_dagster.stages.stage_d import run_stage_d
-from tests.review.helpers import card_state, human_votes
-from tests.stage_d_seed import add_evidence
+from testkit.review import card_state, human_votes
+from testkit.seed import add_evidence
 
 
 def _sql(url, statement, **params):

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from sqlalchemy import text
 
 from stage_e_dagster.db.core.engine import get_engine
-from tests.review.helpers import Browserless, card_state, human_votes, serve
+from testkit.review import Browserless, card_state, human_votes, serve
 
 
 def _confirm_card(corpus):

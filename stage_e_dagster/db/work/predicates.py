@@ -4,7 +4,7 @@
 changes the rule loads it through `work_rule_sql()`. "Current" is what the database's `work_rule` row says
 (`db.work.work_rule` keeps it equal to the code's extractor versions and calculators), so the fragments here read
 the same row as the function. Fragments expect a card aliased `c` and an `image_evidence` row aliased `e`;
-`tests/test_work_queue.py` checks each against `card_work_stage`, card by card.
+`tests/db/test_work_queue.py` checks each against `card_work_stage`, card by card.
 """
 
 from __future__ import annotations

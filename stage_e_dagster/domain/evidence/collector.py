@@ -2,9 +2,9 @@
 
 The first read is cheap: the crop is cut to its text lines, scaled to Tesseract's preferred text height and
 binarised. It is enough when the catalogue confirms it (`read_catalog.resolve`). Otherwise the reader escalates
-through heavier variants (greyscale, deskew, denoise and sharpen, a larger scale; on the escalation engine where
-one is given) until a reading is confirmed or two plausible readings agree. Small, blurred or unconfirmed scans
-pay for the extra reads; the common case does not.
+through heavier variants (the crop's blur deconvolved, greyscale, deskew, denoise and sharpen, a larger scale; on
+the escalation engine where one is given) until a reading is confirmed or two plausible readings agree. Small,
+blurred or unconfirmed scans pay for the extra reads; the common case does not.
 """
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog, resolve
 # A collector line's ink is expected to be this share of the collector crop's height (two lines can merge when
 # the scan is rotated, hence the generous top).
 LINE_SHARE = (0.06, 0.5)
+# A band starting this close to the crop's top (share of its height) is what is left of the frame above the
+# bottom border: the collector block starts lower. A band under this share of the tallest line's height is no line
+# of the block (its lines share one type size).
+TOP_EDGE = 0.04
+TYPE_SHARE = 0.6
 # Scale of the whole crop's height when no text line is found.
 FALLBACK_CROP_HEIGHT = 150
 LEGAL_CROP_HEIGHT = 120
@@ -57,11 +62,18 @@ class Prepared:
     gray: Image.Image
     lines: list[pp.Line]
     _deskewed: Prepared | None = None
+    _deblurred: Prepared | None = None
 
     @classmethod
     def of(cls, crop: Image.Image) -> Prepared:
         text = pp.text_image(ImageOps.autocontrast(crop.convert("L"), cutoff=1))
         return cls(text.image, _lines(text.ink, text.image.height))
+
+    def deblurred(self) -> Prepared:
+        """The crop with its blur undone; its lines stay where they were found."""
+        if self._deblurred is None:
+            self._deblurred = Prepared(pp.deblurred(self.gray), self.lines)
+        return self._deblurred
 
     def deskewed(self) -> Prepared:
         if self._deskewed is None:
@@ -82,7 +94,7 @@ class Prepared:
 
 def _lines(ink: np.ndarray, height: int) -> list[pp.Line]:
     low, high = LINE_SHARE
-    return pp.text_lines(ink, (low * height, high * height))
+    return pp.text_lines(ink, (low * height, high * height), edge=round(TOP_EDGE * height), share=TYPE_SHARE)
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,7 @@ class Step:
 
 LADDER: tuple[Step, ...] = (
     Step("binary", False, lambda p: pp.pad(pp.binarise(p.text()))),
+    Step("deblurred-grey", False, lambda p: pp.pad(p.deblurred().text())),
     Step("grey", True, lambda p: pp.pad(p.text())),
     Step("deskewed", False, lambda p: pp.pad(pp.binarise(p.deskewed().text()))),
     Step("sharpened", True, lambda p: pp.pad(pp.binarise(pp.sharpened(p.text())))),

@@ -24,6 +24,8 @@ Revision ID: 0013
 Revises: 0011
 """
 
+from pathlib import Path
+
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -72,10 +74,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    import runpy
-    from pathlib import Path
-
-    op.execute(runpy.run_path(str(Path(__file__).with_name("0011_work_rule_file.py")))["RULE"])
+    op.execute((Path(__file__).parents[3] / "work" / "rule_0011.sql").read_text(encoding="utf-8"))
     op.drop_table("fetch_pace")
     op.execute("DROP INDEX IF EXISTS ix_card_remote_order")
     op.execute("DELETE FROM card WHERE content_sha256 IS NULL OR size_bytes IS NULL")

@@ -1,0 +1,135 @@
+"""The scan sets `bench/stage_c.py` measures, from both renderers, behind one shape.
+
+First renderer (`demo.hard` profiles over `demo.catalog`): "demo", "unseen", "hard". Second renderer
+(`demo.holdout`, over its own catalogue with a real one's quirks): "holdout", its hard set (720-1680 px, 80%
+damaged). Each set comes with the world its stages see: the catalogue as the reader knows it (`ReadCatalog`) and
+as Stage D knows it (printings by name, expansions with their reference set symbols).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from stage_e_dagster.demo import hard
+from stage_e_dagster.demo.catalog import generate_catalog
+from stage_e_dagster.demo.holdout import plan as holdout
+from stage_e_dagster.demo.holdout.catalog import holdout_catalog
+from stage_e_dagster.demo.symbols import render_set_symbol
+from stage_e_dagster.domain.catalog import ExpansionRef, PrintingRef
+from stage_e_dagster.domain.evidence.hashing import symbol_phash
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+
+FIRST_SETS = ("demo", "unseen", "hard")
+SECOND_SETS = ("holdout",)
+RENDERER = {**dict.fromkeys(FIRST_SETS, "first"), **dict.fromkeys(SECOND_SETS, "second")}
+PRINTINGS, CATALOG_SEED = 2000, 5
+HOLDOUT_PRINTINGS, HOLDOUT_SEED = 3000, 27
+HEIGHT_BINS = (720, 880, 1040, 1200, 1360, 1520)
+
+
+@dataclass
+class World:
+    """A generated catalogue as each stage sees it."""
+
+    cards: list[dict]
+    read_catalog: ReadCatalog
+    known: set[str]
+    printings: dict[str, PrintingRef]  # by scryfall id
+    by_name: dict[str, list[PrintingRef]]
+    expansions: dict[str, ExpansionRef]
+
+
+@dataclass(frozen=True)
+class Scan:
+    """One scan of a set, whichever renderer planned it: the card, what a reader should find, its size and
+    damage buckets, and how to render it (`plan.jpeg()`)."""
+
+    plan: Any
+    card: dict[str, Any]
+    number: str
+    set_code: str | None
+    height: int
+    blur: float | None  # None: undamaged
+    jpeg_quality: int | None
+    rotation: float
+
+    @property
+    def degraded(self) -> bool:
+        return self.blur is not None
+
+    @property
+    def height_bin(self) -> str:
+        low = max(b for b in HEIGHT_BINS if b <= self.height)
+        return f"{low}-{HEIGHT_BINS[HEIGHT_BINS.index(low) + 1] - 1}px" if low != HEIGHT_BINS[-1] else f"{low}-1680px"
+
+    def damage_buckets(self) -> list[str]:
+        if self.blur is None:
+            return ["undamaged"]
+        blur = "blur<1.0" if self.blur < 1.0 else "blur1.0-1.2" if self.blur < 1.2 else "blur>=1.2"
+        jpeg = "jpeg-none" if self.jpeg_quality is None else f"jpeg{self.jpeg_quality // 10 * 10}s"
+        return [blur, jpeg, "rot>=1" if abs(self.rotation) >= 1 else "rot<1"]
+
+
+def _world(cards: list[dict], read_catalog: ReadCatalog, symbol: Callable[[str], Any]) -> World:
+    printings: dict[str, PrintingRef] = {}
+    by_name: dict[str, list[PrintingRef]] = defaultdict(list)
+    released: dict[str, object] = {}
+    for index, card in enumerate(cards, 1):
+        ref = PrintingRef(index, card["id"], card["name"], card["set"], card["collector_number"],
+                          border_color=card["border_color"], frame=card["frame"])
+        printings[card["id"]] = ref
+        by_name[card["name"]].append(ref)
+        released[card["set"]] = card["released_at"]
+    expansions = {code: ExpansionRef(code, date.fromisoformat(str(day)), symbol_phash(symbol(code)))
+                  for code, day in released.items()}
+    return World(cards, read_catalog, set(released), printings, dict(by_name), expansions)
+
+
+class Worlds:
+    """Each renderer's world, built on first use."""
+
+    def __init__(self) -> None:
+        self._first: World | None = None
+        self._second: tuple[World, Any] | None = None
+
+    def first(self) -> World:
+        if self._first is None:
+            cards = generate_catalog(PRINTINGS, seed=CATALOG_SEED)
+            self._first = _world(cards, hard.read_catalog_of(cards), render_set_symbol)
+        return self._first
+
+    def second(self) -> tuple[World, Any]:
+        if self._second is None:
+            catalogue = holdout_catalog(HOLDOUT_PRINTINGS, seed=HOLDOUT_SEED)
+            symbols = holdout.reference_symbols(catalogue)
+            self._second = (_world(catalogue.cards, holdout.read_catalog_of(catalogue), symbols.__getitem__),
+                            catalogue)
+        return self._second
+
+    def of(self, name: str) -> World:
+        return self.first() if RENDERER[name] == "first" else self.second()[0]
+
+
+def plan_set(name: str, worlds: Worlds, count: int, seed: int = 1) -> list[Scan]:
+    """`count` scans of the set `name`, deterministic for `seed`."""
+    if RENDERER[name] == "first":
+        out = []
+        for p in hard.plan_scans(worlds.first().cards, count, name, seed=seed):
+            d = p.degradation
+            code = p.card["set"] if p.card["frame"] == "2015" else None
+            out.append(Scan(p, p.card, p.card["collector_number"], code, p.long_side,
+                            None if d is None else d.blur_radius, None if d is None else d.jpeg_quality,
+                            0.0 if d is None else d.rotation_deg))
+        return out
+    catalogue = worlds.second()[1]
+    out = []
+    for p in holdout.plan_holdout(catalogue, count, seed=seed):
+        number, code = p.expected
+        d = p.damage
+        out.append(Scan(p, p.card, number, code, p.height, None if d is None else d.blur_sigma,
+                        None if d is None else d.jpeg_quality, 0.0 if d is None else d.rotation_deg))
+    return out

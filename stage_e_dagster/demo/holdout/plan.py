@@ -1,0 +1,123 @@
+"""Planned held-out scans: each a printing, a look, a size and its damage, drawn from one seed, with a manifest
+of what it prints.
+
+The "holdout" profile: heights 720-1680 px (any height, not a few fixed ones), digits 1.25-2.1% of the card's
+height (about 8.4 px on the smallest scans), 80% of scans damaged (`Damage.draw`), half of them with bleed.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from PIL import Image
+
+from stage_e_dagster.demo.holdout import type as typeset
+from stage_e_dagster.demo.holdout.art import reference_symbol
+from stage_e_dagster.demo.holdout.catalog import Catalogue, SetEntry, stable_digest
+from stage_e_dagster.demo.holdout.damage import Damage
+from stage_e_dagster.demo.holdout.lines import Printed, printed_lines
+from stage_e_dagster.demo.holdout.render import Drawn, Look, render_card
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+
+HEIGHTS = (720, 1680)
+CAP = (0.0125, 0.021)
+DAMAGED = 0.8
+_LIGHT_INK: tuple[tuple[int, int, int], ...] = ((240, 240, 240), (250, 244, 228), (212, 212, 218))
+_DARK_INK: tuple[tuple[int, int, int], ...] = ((16, 16, 16), (48, 40, 36))
+
+
+@dataclass(frozen=True)
+class HoldoutScan:
+    """One planned scan; `render` draws it again identically."""
+
+    card: dict[str, Any]
+    entry: SetEntry
+    height: int
+    bleed: bool
+    printed: Printed
+    look: Look
+    damage: Damage | None
+    seed: int
+
+    def draw(self) -> tuple[Image.Image, Drawn]:
+        """The scan (damaged when planned so) and where its collector lines are in the undamaged image."""
+        img, drawn = render_card(self.card, self.printed, self.look, self.height, self.bleed, self.seed)
+        if self.damage is not None:
+            img = self.damage.apply(img, seed=stable_digest("noise", self.card["id"], self.seed))
+        return img, drawn
+
+    def render(self) -> Image.Image:
+        """The scan as an RGB image."""
+        return self.draw()[0]
+
+    def jpeg(self, quality: int = 92) -> bytes:
+        """The scan as JPEG bytes (a damaged scan has already been through its own JPEG damage)."""
+        buffer = io.BytesIO()
+        self.render().save(buffer, "JPEG", quality=quality)
+        return buffer.getvalue()
+
+    @property
+    def expected(self) -> tuple[str, str | None]:
+        """(collector number, set code) a reader should find: the set code only where one is printed."""
+        return str(self.card["collector_number"]), self.entry.code if self.printed.prints_code else None
+
+    def manifest(self) -> dict[str, Any]:
+        """What the scan prints and how: its lines, style, face, digit height in pixels, size and damage."""
+        trim_height = self.height * 88.0 / (94.0 if self.bleed else 88.0)
+        return {
+            "card_id": self.card["id"], "set": self.entry.code, "collector_number": self.card["collector_number"],
+            "style": self.printed.style, "lines": list(self.printed.lines), "number_line": self.printed.number_line,
+            "prints_code": self.printed.prints_code, "legal": self.printed.legal, "face": self.look.face,
+            "digit_px": round(self.look.cap * trim_height, 2), "height": self.height, "bleed": self.bleed,
+            "damage": None if self.damage is None else vars(self.damage).copy(),
+        }
+
+
+def _look(printed: Printed, card: dict[str, Any], rng: random.Random, cap: tuple[float, float]) -> Look:
+    serif = not printed.prints_code and rng.random() < 0.5
+    face = rng.choice(typeset.SERIF if serif else typeset.SANS)
+    light = card.get("border_color") != "white"
+    return Look(
+        face=face,
+        legal_face=rng.choice(typeset.SANS),
+        cap=round(rng.uniform(*cap), 5),
+        left=round(rng.uniform(0.04, 0.075), 4),
+        bottom=round(rng.uniform(0.955, 0.972) if len(printed.lines) > 1 else rng.uniform(0.94, 0.968), 4),
+        gap=round(rng.uniform(1.45, 1.8), 3),
+        tracking=round(rng.uniform(-0.02, 0.06), 3),
+        border=round(rng.uniform(0.035, 0.05), 4),
+        ink=rng.choice(_LIGHT_INK if light else _DARK_INK),
+    )
+
+
+def plan_holdout(catalogue: Catalogue, count: int, seed: int = 0, *, heights: tuple[int, int] = HEIGHTS,
+                 cap: tuple[float, float] = CAP, damaged: float = DAMAGED) -> list[HoldoutScan]:
+    """`count` scans of random printings of `catalogue`, deterministic for `seed`."""
+    rng = random.Random(f"holdout-scans:{seed}")
+    scans = []
+    for _ in range(count):
+        card = rng.choice(catalogue.cards)
+        entry = catalogue.sets[card["set"]]
+        printed = printed_lines(card, entry, rng)
+        look = _look(printed, card, rng, cap)
+        damage = Damage.draw(rng) if rng.random() < damaged else None
+        scans.append(HoldoutScan(card, entry, rng.randint(*heights), rng.random() < 0.5, printed, look, damage,
+                                 rng.getrandbits(31)))
+    return scans
+
+
+def read_catalog_of(catalogue: Catalogue) -> ReadCatalog:
+    """What the collector reader may know: printings, the set list's printed sizes, the codeless (old) sets."""
+    return ReadCatalog.build(
+        ((str(c["name"]), str(c["set"]), str(c["collector_number"])) for c in catalogue.cards),
+        totals={code: entry.printed_size for code, entry in catalogue.sets.items()},
+        codeless={code for code, entry in catalogue.sets.items() if not entry.prints_code},
+    )
+
+
+def reference_symbols(catalogue: Catalogue) -> dict[str, Image.Image]:
+    """The set list's symbol image of every set, by code."""
+    return {code: reference_symbol(code) for code in catalogue.sets}
