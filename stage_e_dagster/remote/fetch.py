@@ -14,6 +14,7 @@ import hashlib
 import os
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,9 +124,20 @@ class FetchCache:
         return removed
 
 
+class _Stopped(Exception):
+    """The batch stopped fetching while this request waited for its turn."""
+
+
+STOPPED = "stopped"
+"""A fetch never sent: the batch stopped (a lockout) while it waited for its turn. Not an outcome of the store."""
+
+
 def fetch_one(job: FetchJob, source: S3Source | HttpSource, cache: FetchCache, limiter: FleetLimiter, *,
-              max_bytes: int, timeout_seconds: float) -> FetchResult:
-    """Fetch `job`'s bytes into `cache` (or find them there), through `limiter`; never raises a StoreError."""
+              max_bytes: int, timeout_seconds: float, stopped: Callable[[], bool] = lambda: False) -> FetchResult:
+    """Fetch `job`'s bytes into `cache` (or find them there), through `limiter`; never raises a StoreError.
+
+    `stopped` is asked after each turn is granted, before its request is sent: a request that waited for its turn
+    while a lockout stopped the batch is never sent (kind `STOPPED`)."""
     started = time.monotonic()
     found = cache.lookup(job.key)
     if found is not None:
@@ -137,7 +149,10 @@ def fetch_one(job: FetchJob, source: S3Source | HttpSource, cache: FetchCache, l
     turns: list[Turn] = []
 
     def acquire() -> None:
-        turns.append(limiter.acquire())
+        turn = limiter.acquire()
+        if stopped():
+            raise _Stopped
+        turns.append(turn)
 
     try:
         body = source.open(job.ref, acquire)
@@ -153,5 +168,7 @@ def fetch_one(job: FetchJob, source: S3Source | HttpSource, cache: FetchCache, l
         result = FetchResult(job.card_id, err.kind, err.reason, err.status, err.detail)
         if turns:
             limiter.report(turns[-1], err.kind)
+    except _Stopped:
+        result = FetchResult(job.card_id, STOPPED, detail="the batch stopped fetching before this request")
     return FetchResult(**{**result.__dict__, "seconds": round(time.monotonic() - started, 3),
                           "requests": len(turns)})

@@ -35,7 +35,7 @@ from stage_e_dagster.db.judgement.identity_groups import settled
 from stage_e_dagster.domain.remote import BROKEN, FORBIDDEN, GONE, THROTTLED, Credentials, PaceRules, fetch_key
 from stage_e_dagster.domain.scan_files import MAX_SCAN_BYTES, content_phash
 from stage_e_dagster.domain.stage_c import CardWork, StageCCounters
-from stage_e_dagster.remote.fetch import FetchCache, FetchJob, FetchResult, fetch_one
+from stage_e_dagster.remote.fetch import STOPPED, FetchCache, FetchJob, FetchResult, fetch_one
 from stage_e_dagster.remote.limiter import FleetLimiter
 from stage_e_dagster.remote.stores import SourceConfigError, open_source
 from stage_e_dagster.stages.stage_c_copies import carry_from_copies
@@ -163,13 +163,16 @@ class RemoteFetcher:
         return clients
 
     def _fetch_and_record(self, item: _Pending, client) -> _Outcome:
-        """On a fetch thread: fetch (nothing once a lockout stopped the batch), then record the outcome in its own
-        transaction before this thread takes its next card, so a lockout stops the thread's next request."""
+        """On a fetch thread: fetch (nothing once a lockout stopped the batch, not even a request that was waiting
+        for its turn), then record the outcome in its own transaction before this thread takes its next card, so a
+        lockout stops the thread's next request."""
         job = item.job
         if self._stop.is_set():
             return _Outcome(Counter({"locked_out": 1}))
         result = fetch_one(job, client, self.cache, self.limiter, max_bytes=self.settings.max_bytes,
-                           timeout_seconds=self.settings.timeout_seconds)
+                           timeout_seconds=self.settings.timeout_seconds, stopped=self._stop.is_set)
+        if result.kind == STOPPED:
+            return _Outcome(Counter({"locked_out": 1}))
         phash = content_phash(result.path) if result.path is not None else None
         return self._record(item, result, phash)
 

@@ -140,6 +140,19 @@ def test_a_lockout_trips_naming_the_source_and_the_acknowledgement_resumes(db_en
     assert counters.fetch["fetched"] == 5 and len(tasks) == 6
 
 
+def test_requests_waiting_for_their_turn_when_a_lockout_trips_are_never_sent(db_engine, web, tmp_path):
+    _source(db_engine, web, _images(12))
+    assert _fetch(db_engine, tmp_path, only=["card 0.png"])[0].fetch["fetched"] == 1, "the source answered before"
+    web.faults.lockout = True
+    # Four threads at 2 fetches/s: when the third 403 trips the lockout, the other threads hold granted or queued
+    # turns about half a second apart; none of them may reach the store.
+    counters, _ = _fetch(db_engine, tmp_path, concurrency=4, rate=2.0)
+    assert counters.lockout is not None
+    forbidden = [seen for seen in web.record.seen if seen.status == 403]
+    assert len(forbidden) <= 3 + 1, f"{len(forbidden)} requests after a lockout of 3: queued turns were sent"
+    assert counters.fetch["locked_out"] >= 12 - 1 - len(forbidden), "every card not asked for is given back"
+
+
 def test_a_vanished_object_is_a_named_skip_and_the_next_sync_marks_its_card_missing(db_engine, web, tmp_path):
     _source(db_engine, web, _images(2))
     web.faults.per_key["card 1.png"] = "404"
