@@ -30,6 +30,12 @@ JITTER_ALLOWANCE_SECONDS = 0.1
 """Turns are `(1 + this) / rate` seconds apart, not `1 / rate`: a request that reaches the store up to this much
 later than the one before it (a thread woken late, a slow connection) still never puts `rate + 1` requests into
 one second as the store counts them. At 7/s the limiter aims at 6.4/s."""
+LATE_SECONDS = JITTER_ALLOWANCE_SECONDS / 2
+"""A thread that wakes this much later than it asked to (a busy host's scheduler) gives its shared turn up and takes
+a new one, so an oversleep never sends a request late; the other half of the allowance is for the grant's answer and
+the way to the store."""
+LATE_RETRIES = 20
+"""Turns a thread may give up in a row before it sends anyway (a host too busy to keep any turn)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ class FleetLimiter:
         self._local_clean = 0
         self.waited_seconds = 0.0
         self.local_turns = 0
+        self.late_turns = 0
 
     @property
     def interval(self) -> float:
@@ -67,11 +74,7 @@ class FleetLimiter:
         """Block until this process may start one fetch request; the turn to report its response against."""
         if self.clock() >= self._local_until:
             try:
-                with self.engine.connect() as conn:
-                    granted = pace.grant(conn, self.interval)
-                    conn.commit()
-                self._wait(granted.wait_seconds)
-                return Turn(granted.generation, True, granted.at)
+                return self._shared_turn()
             except SQLAlchemyError as err:
                 self._fall_back(err)
         with self._lock:
@@ -83,6 +86,19 @@ class FleetLimiter:
             self.local_turns += 1
         self._wait(start - now)
         return Turn(generation, False)
+
+    def _shared_turn(self) -> Turn:
+        """A turn from the shared row, waited for; a turn woken up late for (`LATE_SECONDS`) is given up."""
+        for _attempt in range(LATE_RETRIES + 1):
+            with self.engine.connect() as conn:
+                granted = pace.grant(conn, self.interval)
+                conn.commit()
+            answered = self.clock()
+            self._wait(granted.wait_seconds)  # counted from the answer: never before the turn
+            if self.clock() - (answered + granted.wait_seconds) <= LATE_SECONDS:
+                break
+            self.late_turns += 1
+        return Turn(granted.generation, True, granted.at)
 
     def report(self, turn: Turn, kind: str) -> None:
         """The response to `turn` was throttled (halve the pace), clean (a fetch, a 403 or a 404: count towards

@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, pool
 from stage_e_dagster.db.core.urls import normalise_url
 from stage_e_dagster.db.intake.pace import read_pace
 from stage_e_dagster.domain.remote import THROTTLED, PaceRules
-from stage_e_dagster.remote.limiter import JITTER_ALLOWANCE_SECONDS, FleetLimiter
+from stage_e_dagster.remote.limiter import JITTER_ALLOWANCE_SECONDS, LATE_SECONDS, FleetLimiter
 
 CHILD = [sys.executable, "-m", "testkit.remote_children", "limiter"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +69,23 @@ def test_a_throttled_response_halves_the_shared_pace_once_and_clean_ones_restore
     assert (pace.factor, pace.clean_streak) == (1.0, 0), "back to the configured rate, and never above it"
     a, b = limiter.acquire(), limiter.acquire()
     assert round(b.at - a.at, 4) == round(step, 4)
+
+
+def test_a_thread_that_wakes_late_for_its_turn_gives_it_up_and_takes_the_next(db_engine):
+    now = [100.0]
+    oversleep = [LATE_SECONDS * 3]  # the first sleep overruns (a busy host), the next ones do not
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds + oversleep.pop(0) if oversleep else seconds
+
+    # 1.1 s apart (the sleeps are not real): the few real milliseconds of each grant never let the row's turns lapse
+    limiter = FleetLimiter(db_engine, rate=1.0, sleep=sleep, clock=lambda: now[0])
+    first = limiter.acquire()  # the row's first turn is now: no wait, no sleep
+    second = limiter.acquire()
+    assert limiter.late_turns == 1
+    assert round(second.at - first.at, 4) == round(2 * limiter.interval, 4), "the turn slept through was given up"
+    third = limiter.acquire()
+    assert round(third.at - second.at, 4) == round(limiter.interval, 4), "a punctual thread keeps its turn"
 
 
 def test_without_postgres_a_process_fetches_at_its_local_share():
