@@ -80,9 +80,10 @@ class Record:
         with self.lock:
             self.completed[key] = self.completed.get(key, 0) + 1
 
-    def max_in_window(self, seconds: float = 1.0) -> int:
-        """The most object requests that arrived within any `seconds`-long window (both ends included)."""
-        times = sorted(s.at for s in self.seen)
+    def max_in_window(self, seconds: float = 1.0, since: int = 0) -> int:
+        """The most object requests that arrived within any `seconds`-long window (both ends included), counting
+        from the `since`-th request on."""
+        times = sorted(s.at for s in self.seen[since:])
         best, start = 0, 0
         for end, moment in enumerate(times):
             while moment - times[start] > seconds:
