@@ -215,6 +215,11 @@ class Settings:
     fetch_rate: float = setting(
         "STAGE_E_FETCH_RATE", 7.0, "object fetches per second from remote sources, shared by every process on every "
         "host (listings are not counted; docs/deployment.md)", _positive_float, shown="7")
+    fetch_jitter_seconds: float = setting(
+        "STAGE_E_FETCH_JITTER_SECONDS", 0.25, "how much later than its turn a fetch request may reach the store (a "
+        "busy host, the way to the store) without the store counting more than `STAGE_E_FETCH_RATE` requests in one "
+        "second: turns are `(1 + this) / rate` seconds apart (docs/deployment.md)", _non_negative_float,
+        shown="0.25")
     fetch_concurrency: int = setting(
         "STAGE_E_FETCH_CONCURRENCY", 4, "fetches one process has in flight at once", _positive_int)
     fetch_timeout_seconds: float = setting(

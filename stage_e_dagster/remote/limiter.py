@@ -1,12 +1,15 @@
 """One fetch rate for the fleet: every fetch waits for its turn from the `fetch_pace` row (`db.intake.pace`), shared
 by every process on every host that uses the application database.
 
-Turns are spaced so that the store never counts more than `rate` requests in any one second, even when requests
-reach it with some jitter (`JITTER_ALLOWANCE_SECONDS`). When Postgres cannot be reached, the process falls back to a
-conservative local share of the rate (`fallback_share` of it, with its own halving and recovery) and tries the
-database again after `RETRY_SHARED_SECONDS`; the fleet's total stays under the limit as long as fewer than
-`1 / fallback_share` processes fetch at once. Listings are never counted: only `acquire` before a fetch's request
-is.
+Turns are `(1 + jitter_seconds) / rate` seconds apart, not `1 / rate`: `rate + 1` consecutive requests then span
+`1 + jitter_seconds` seconds, so the store never counts more than `rate` of them in any one second as long as no
+request reaches it more than `jitter_seconds` later than its turn relative to the others (a thread woken late, a
+slow connection, a busy store). At 7/s and the default 0.25 s the fleet aims at 5.6/s.
+
+When Postgres cannot be reached, the process falls back to a conservative local share of the rate (`fallback_share`
+of it, with its own halving and recovery) and tries the database again after `RETRY_SHARED_SECONDS`; the fleet's
+total stays under the limit as long as fewer than `1 / fallback_share` processes fetch at once. Listings are never
+counted: only `acquire` before a fetch's request is.
 """
 
 from __future__ import annotations
@@ -26,14 +29,10 @@ from stage_e_dagster.domain.remote import THROTTLED, PaceRules
 logger = logging.getLogger(__name__)
 
 RETRY_SHARED_SECONDS = 5.0
-JITTER_ALLOWANCE_SECONDS = 0.1
-"""Turns are `(1 + this) / rate` seconds apart, not `1 / rate`: a request that reaches the store up to this much
-later than the one before it (a thread woken late, a slow connection) still never puts `rate + 1` requests into
-one second as the store counts them. At 7/s the limiter aims at 6.4/s."""
-LATE_SECONDS = JITTER_ALLOWANCE_SECONDS / 2
-"""A thread that wakes this much later than it asked to (a busy host's scheduler) gives its shared turn up and takes
-a new one, so an oversleep never sends a request late; the other half of the allowance is for the grant's answer and
-the way to the store."""
+LATE_SHARE = 0.5
+"""A thread that wakes more than this share of `jitter_seconds` later than it asked to (a busy host's scheduler)
+gives its shared turn up and takes a new one, so an oversleep never sends a request late; the rest of the allowance
+is for the grant's answer and the way to the store."""
 LATE_RETRIES = 20
 """Turns a thread may give up in a row before it sends anyway (a host too busy to keep any turn)."""
 
@@ -52,8 +51,10 @@ class FleetLimiter:
     """Waits for fetch turns at `rate` fetches/s across the fleet (see the module docstring). Thread-safe."""
 
     def __init__(self, engine: Engine, rate: float, rules: PaceRules = PaceRules(), fallback_share: float = 0.25,
-                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+                 jitter_seconds: float = 0.25) -> None:
         self.engine, self.rate, self.rules, self.fallback_share = engine, rate, rules, fallback_share
+        self.jitter_seconds = jitter_seconds
         self.sleep, self.clock = sleep, clock
         self._lock = threading.Lock()
         self._local_until = float("-inf")  # use the local share until then (the database failed)
@@ -67,8 +68,8 @@ class FleetLimiter:
 
     @property
     def interval(self) -> float:
-        """Seconds between two turns at full pace (see `JITTER_ALLOWANCE_SECONDS`)."""
-        return (1.0 + JITTER_ALLOWANCE_SECONDS) / self.rate
+        """Seconds between two turns at full pace (see the module docstring)."""
+        return (1.0 + self.jitter_seconds) / self.rate
 
     def acquire(self) -> Turn:
         """Block until this process may start one fetch request; the turn to report its response against."""
@@ -88,14 +89,14 @@ class FleetLimiter:
         return Turn(generation, False)
 
     def _shared_turn(self) -> Turn:
-        """A turn from the shared row, waited for; a turn woken up late for (`LATE_SECONDS`) is given up."""
+        """A turn from the shared row, waited for; a turn woken up late for (`LATE_SHARE`) is given up."""
         for _attempt in range(LATE_RETRIES + 1):
             with self.engine.connect() as conn:
                 granted = pace.grant(conn, self.interval)
                 conn.commit()
             answered = self.clock()
             self._wait(granted.wait_seconds)  # counted from the answer: never before the turn
-            if self.clock() - (answered + granted.wait_seconds) <= LATE_SECONDS:
+            if self.clock() - (answered + granted.wait_seconds) <= self.jitter_seconds * LATE_SHARE:
                 break
             self.late_turns += 1
         return Turn(granted.generation, True, granted.at)

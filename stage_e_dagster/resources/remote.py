@@ -20,6 +20,8 @@ class RemoteFetch(ConfigurableResource):
 
     rate: float = Field(default=Settings.fetch_rate, gt=0,
                         description="Object fetches per second, shared by every process on every host.")
+    jitter_seconds: float = Field(default=Settings.fetch_jitter_seconds, ge=0,
+                                  description="How late a request may reach the store without breaking the rate.")
     concurrency: int = Field(default=Settings.fetch_concurrency, ge=1,
                              description="Fetches this process has in flight at once.")
     timeout_seconds: float = Field(default=Settings.fetch_timeout_seconds, gt=0,
@@ -42,7 +44,8 @@ class RemoteFetch(ConfigurableResource):
         from stage_e_dagster.stages.stage_c_fetch import FetchSettings, RemoteFetcher
 
         cache = Path(self.cache_dir) if self.cache_dir else Settings.from_env().home / "fetch_cache"
-        settings = FetchSettings(cache_dir=cache, rate=self.rate, concurrency=self.concurrency,
+        settings = FetchSettings(cache_dir=cache, rate=self.rate, jitter_seconds=self.jitter_seconds,
+                                 concurrency=self.concurrency,
                                  timeout_seconds=self.timeout_seconds, max_bytes=self.max_bytes,
                                  lockout_forbidden=self.lockout_forbidden, broken_retries=self.broken_retries,
                                  recover_after=self.recover_after, fallback_share=self.fallback_share)

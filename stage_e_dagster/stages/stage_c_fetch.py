@@ -56,6 +56,7 @@ class FetchSettings:
 
     cache_dir: Path
     rate: float = 7.0
+    jitter_seconds: float = 0.25
     concurrency: int = 4
     timeout_seconds: float = 60.0
     max_bytes: int = MAX_SCAN_BYTES
@@ -96,7 +97,8 @@ class RemoteFetcher:
     def __post_init__(self) -> None:
         if self.limiter is None:
             rules = PaceRules(recover_after=self.settings.recover_after)
-            self.limiter = FleetLimiter(self.engine, self.settings.rate, rules, self.settings.fallback_share)
+            self.limiter = FleetLimiter(self.engine, self.settings.rate, rules, self.settings.fallback_share,
+                                        jitter_seconds=self.settings.jitter_seconds)
         self.cache = FetchCache(self.settings.cache_dir)
         self._stop = threading.Event()
 
