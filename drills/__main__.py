@@ -7,7 +7,7 @@ import importlib
 import sys
 
 DRILLS = {"crash": "crash", "governor": "governor", "hostile": "hostile", "live-daemon": "live_daemon",
-          "outage": "outage", "race": "race", "soak": "soak"}
+          "outage": "outage", "race": "race", "remote": "remote", "soak": "soak"}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,6 +15,7 @@ from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_engine import OcrSettings
 from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.resources.remote import RemoteFetch
 from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.backstop import build_backstop_sweep
 from stage_e_dagster.sensors.card_stream import build_card_stream
@@ -59,10 +60,20 @@ def build_definitions(settings: Settings) -> Definitions:
                                     drain_watch_seconds=settings.drain_watch_seconds,
                                     worker_grace_seconds=settings.ocr_idle_grace_seconds,
                                     inbox_read_limit=settings.inbox_read_limit,
+                                    remote_list_seconds=settings.remote_list_seconds,
+                                    remote_list_interval_seconds=settings.remote_list_interval_seconds,
                                     max_queued_runs=settings.max_queued_runs, sweep_chunk=settings.sweep_chunk,
                                     reconcile_window=settings.reconcile_window,
                                     reclaim_after_seconds=settings.reclaim_after_seconds),
             "consensus": Consensus(policy=settings.consensus_policy, review_page_url=review_page_url(settings)),
+            "remote": RemoteFetch(rate=settings.fetch_rate, jitter_seconds=settings.fetch_jitter_seconds,
+                                  concurrency=settings.fetch_concurrency,
+                                  timeout_seconds=settings.fetch_timeout_seconds, max_bytes=settings.fetch_max_bytes,
+                                  lockout_forbidden=settings.fetch_lockout_403s,
+                                  broken_retries=settings.fetch_broken_retries,
+                                  recover_after=settings.fetch_recover_after,
+                                  fallback_share=settings.fetch_fallback_share,
+                                  cache_dir=str(settings.fetch_cache) if settings.fetch_cache else None),
         },
     )
 

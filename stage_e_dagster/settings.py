@@ -20,6 +20,7 @@ from typing import Any
 from stage_e_dagster.domain.consensus import POLICIES
 from stage_e_dagster.domain.evidence.ocr import ENGINE_NAMES as ENGINES
 from stage_e_dagster.domain.kinds import DEFAULT_MIN_DPI, LANGUAGE_CODES, LANGUAGE_FOLDERS, Conventions
+from stage_e_dagster.domain.remote import CREDENTIAL_NAME, Credentials
 
 
 class SettingsError(ValueError):
@@ -57,6 +58,13 @@ def _fraction(value: str) -> float:
     number = float(value)
     if not 0 <= number <= 1:
         raise ValueError("expected a share from 0 to 1")
+    return number
+
+
+def _share(value: str) -> float:
+    number = float(value)
+    if not 0 < number <= 1:
+        raise ValueError("expected a share above 0 and at most 1")
     return number
 
 
@@ -211,6 +219,45 @@ class Settings:
     inbox_read_limit: int = setting(
         "STAGE_E_INBOX_READ_LIMIT", 300, "files one sensor tick (or one watch of a draining run) reads from a "
         "changed source; a bigger change is finished by a `sync_sources` run", _positive_int)
+    remote_list_seconds: float = setting(
+        "STAGE_E_REMOTE_LIST_SECONDS", 3.0, "how long one `source_inbox` tick may list remote sources (S3 pages, a "
+        "manifest); an S3 listing resumes from its cursor at the next tick, a manifest not read in time gets a "
+        "`sync_sources` run", _positive_float, shown="3")
+    remote_list_interval_seconds: float = setting(
+        "STAGE_E_REMOTE_LIST_INTERVAL_SECONDS", 30.0, "a remote source's listing starts again at most this often "
+        "(an unchanged manifest costs one conditional request, an S3 prefix one request per 1000 objects)",
+        _positive_float, shown="30")
+    fetch_rate: float = setting(
+        "STAGE_E_FETCH_RATE", 7.0, "object fetches per second from remote sources, shared by every process on every "
+        "host (listings are not counted; docs/deployment.md)", _positive_float, shown="7")
+    fetch_jitter_seconds: float = setting(
+        "STAGE_E_FETCH_JITTER_SECONDS", 0.25, "how much later than its turn a fetch request may reach the store (a "
+        "busy host, the way to the store) without the store counting more than `STAGE_E_FETCH_RATE` requests in one "
+        "second: turns are `(1 + this) / rate` seconds apart (docs/deployment.md)", _non_negative_float,
+        shown="0.25")
+    fetch_concurrency: int = setting(
+        "STAGE_E_FETCH_CONCURRENCY", 4, "fetches one process has in flight at once", _positive_int)
+    fetch_timeout_seconds: float = setting(
+        "STAGE_E_FETCH_TIMEOUT_SECONDS", 60.0, "a fetch whose bytes have not all arrived after this long is broken "
+        "(`fetch-timeout`)", _positive_float, shown="60")
+    fetch_max_bytes: int = setting(
+        "STAGE_E_FETCH_MAX_BYTES", 256 * 1024 * 1024, "a remote object larger than this is not fetched "
+        "(`fetch-too-large`)", _positive_int, shown="268435456 (256 MiB, the local file limit)")
+    fetch_lockout_403s: int = setting(
+        "STAGE_E_FETCH_LOCKOUT_403S", 5, "this many 403s in a row from a source that answered before open an "
+        "envelope trip naming the source (a lockout); fewer are named skips", _positive_int)
+    fetch_broken_retries: int = setting(
+        "STAGE_E_FETCH_BROKEN_RETRIES", 3, "fetches of a broken object (truncated, corrupt, too large, timed out) "
+        "before its skip is final", _positive_int)
+    fetch_recover_after: int = setting(
+        "STAGE_E_FETCH_RECOVER_AFTER", 20, "clean responses in a row after which a throttled (halved) fetch pace "
+        "doubles again, up to `STAGE_E_FETCH_RATE`", _positive_int)
+    fetch_fallback_share: float = setting(
+        "STAGE_E_FETCH_FALLBACK_SHARE", 0.25, "the share of `STAGE_E_FETCH_RATE` one process uses while Postgres "
+        "is unreachable (keep it at most 1 / the processes that fetch at once)", _share, shown="0.25")
+    fetch_cache: Path | None = setting(
+        "STAGE_E_FETCH_CACHE", None, "where fetched bytes wait for Stage C on this host (a completed fetch survives "
+        "a killed run and is never fetched twice)", _path, shown="`$STAGE_E_HOME/fetch_cache`")
     stream_interval_seconds: int = setting(
         "STAGE_E_STREAM_INTERVAL_SECONDS", 10, "`card_stream` interval: how often it reclaims dead batches and makes "
         "sure a draining run takes the owed cards", _positive_int)
@@ -342,3 +389,29 @@ def var_name(field_name: str) -> str:
         if f.name == field_name:
             return f.metadata["var"]
     raise KeyError(field_name)
+
+
+CREDENTIAL_PARTS = ("ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN")
+
+
+def credential_variables(name: str) -> tuple[str, str, str]:
+    """The environment variables of credential set `name`: `STAGE_E_S3_CREDENTIALS_<NAME>_ACCESS_KEY_ID`,
+    `..._SECRET_ACCESS_KEY` and (optional) `..._SESSION_TOKEN`."""
+    base = f"STAGE_E_S3_CREDENTIALS_{name.upper()}_"
+    return tuple(base + part for part in CREDENTIAL_PARTS)  # type: ignore[return-value]
+
+
+def s3_credentials(name: str | None, environ: Mapping[str, str] | None = None) -> Credentials | None:
+    """Credential set `name` from the environment (None for an anonymous source, `name` None). A set that is named
+    but not configured is a SettingsError naming the variables to set. The secrets live only here and in the store
+    client: never in the database, run config, metadata or logs."""
+    if name is None:
+        return None
+    if not CREDENTIAL_NAME.match(name):
+        raise SettingsError(f"credential set {name!r}: letters, digits and _ only")
+    env = os.environ if environ is None else environ
+    key_var, secret_var, token_var = credential_variables(name)
+    key, secret = env.get(key_var, "").strip(), env.get(secret_var, "").strip()
+    if not key or not secret:
+        raise SettingsError(f"credential set {name!r} is not configured: set {key_var} and {secret_var}")
+    return Credentials(key, secret, env.get(token_var, "").strip() or None)

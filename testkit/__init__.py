@@ -9,7 +9,10 @@
 - `live`: a throwaway STAGE_E_HOME and `stage-e dev` driven through GraphQL; `oracle`: what a finished pipeline
   must show; `processes`: leftover children and the environment restored after a test;
 - `review`, `hosts`, `scale`, `stage_d_batch`, `calculators`: the review page's corpus and server, a simulated
-  host process, the scale benchmarks' bulk seed, Stage D's synthetic batch, a trivial extra calculator.
+  host process, the scale benchmarks' bulk seed, Stage D's synthetic batch, a trivial extra calculator;
+- `stores`, `remote`, `remote_children`: an S3-compatible server (moto) and a manifest server on loopback with fault
+  injection, remote sources registered, synced and fetched against a test database, and the processes that take
+  limiter turns or fetch in parallel.
 
 `setup()` is the one set-up a process that runs OCR itself calls first.
 """

@@ -13,6 +13,7 @@ from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_engine import OcrSettings
 from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.resources.remote import RemoteFetch
 from stage_e_dagster.resources.stream import StreamControl
 
 
@@ -28,6 +29,7 @@ def resources(db_url: str, **overrides: Any) -> dict[str, Any]:
         "envelope": Envelope(database=database, host_load_ceiling=1000.0),
         "stream": StreamControl(batch_size=25, drain_idle_seconds=1.0, worker_grace_seconds=0.5),
         "consensus": Consensus(),
+        "remote": RemoteFetch(),
     }
     base.update(overrides)
     return base

@@ -16,7 +16,7 @@ import psycopg2
 import pytest
 
 from stage_e_dagster.db.core.urls import libpq_dsn
-from testkit import live, processes, server
+from testkit import live, processes, remote, server
 from testkit.instance import DagsterTemplate
 
 KINDS = {"unit": "unit", "db": "db", "live": "live", "drills": "drill", "review": "review"}
@@ -147,3 +147,24 @@ def dev(home: live.Home) -> Iterator[live.Devs]:
     devs = live.Devs(home)
     yield devs
     devs.kill_all()
+
+
+@pytest.fixture
+def s3() -> Iterator[remote.S3Server]:
+    """moto's S3-compatible server on loopback, with fault injection and a record of every object request."""
+    with remote.s3_server() as made:
+        yield made
+
+
+@pytest.fixture
+def s3_env() -> Iterator[remote.S3Server]:
+    """The S3 server, its keys configured in the environment as the credential set `testkit.remote.CREDENTIALS`."""
+    with remote.s3_server(configured=True) as made:
+        yield made
+
+
+@pytest.fixture
+def web() -> Iterator[remote.HttpServer]:
+    """A manifest server on loopback, with fault injection."""
+    with remote.http_server() as made:
+        yield made

@@ -1,7 +1,9 @@
-"""The `card_sources` asset: the `card` table brought in line with the registered source directories.
+"""The `card_sources` asset: the `card` table brought in line with the registered sources.
 
-A thin shell over `db.intake.sources.sync_source` (which reuses `db.intake.ingest`): new files become cards, changed
-files get their new fingerprint (and so fresh work), vanished files are marked missing. Requested by the `source_inbox`
+A thin shell over `db.intake.sources.sync_source` (which reuses `db.intake.ingest` for directories and
+`db.intake.remote_sync` for S3 prefixes and HTTP manifests): new files become cards, changed files get their new
+fingerprint (and so fresh work), vanished files are marked missing; a remote object's bytes are fetched later, at
+Stage C. Requested by the `source_inbox`
 sensor when a directory's listing changed (a quick sync) and by the daily `source_resync` schedule (a full sync). A
 source whose directory is missing is reported, never emptied."""
 
@@ -48,10 +50,13 @@ def sources_metadata(syncs: list[SourceSync], seconds: float) -> dict[str, Any]:
     """Materialization metadata: totals under stable numeric keys (plotted over time), a table per source, and the
     files that could not be taken in."""
     totals = {name: sum(_count(s, name) for s in syncs) for name in COUNTS}
-    read = sum(_count(s, "new") + _count(s, "changed") + _count(s, "unchanged") - s.summary.trusted for s in syncs)
+    read = sum(_count(s, "new") + _count(s, "changed") + _count(s, "unchanged") - s.summary.trusted for s in syncs
+               if s.kind == "directory")
     metadata: dict[str, Any] = {name: MetadataValue.int(value) for name, value in totals.items()}
     metadata["sources_synced"] = MetadataValue.int(sum(s.status == "synced" for s in syncs))
     metadata["sources_unavailable"] = MetadataValue.int(sum(s.status == "unavailable" for s in syncs))
+    metadata["remote_listed"] = MetadataValue.int(sum(_count(s, name) for s in syncs if s.kind != "directory"
+                                                      for name in ("new", "changed", "unchanged")))
     metadata["files_read"] = MetadataValue.int(read)
     metadata["elapsed_seconds"] = MetadataValue.float(round(seconds, 3))
     metadata["sources"] = MetadataValue.table(
@@ -82,7 +87,8 @@ def card_sources(context: AssetExecutionContext, config: CardSourcesConfig, data
     for source in sources:
         sync = sync_source(engine, source, full=config.full)
         if sync.status == "unavailable":
-            context.log.warning(f"source {source.key}: {source.location} is missing or unreadable; left as it was")
+            why = sync.detail or "missing or unreadable"
+            context.log.warning(f"source {source.key}: {source.location}: {why}; left as it was")
         else:
             context.log.info(f"source {source.key}: {sync.summary.line()} ({'full' if config.full else 'quick'})")
         syncs.append(sync)

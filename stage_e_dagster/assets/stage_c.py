@@ -1,5 +1,9 @@
-"""Stage C asset `image_evidence`: opens the batch's ledger row, checks the gates, then extracts evidence on
-slot-holding workers whose number the load governor sets.
+"""Stage C asset `image_evidence`: opens the batch's ledger row, checks the gates, fetches the remote cards' bytes
+through the fleet-wide limiter, then extracts evidence on slot-holding workers whose number the load governor sets.
+
+A remote source that locks us out during the fetch (several 403s in a row) has its trip recorded under this run,
+and the run fails with the envelope's typed failure, so it halts like any envelope breach until a person
+acknowledges the trip.
 
 A passive run that finds an open envelope trip or streaming switched off closes its row `halted` before any work
 (no OCR, no new trip), and so does a bulk run that finds a trip open without an operator's override. The run then
@@ -24,17 +28,22 @@ from pydantic import Field
 from stage_e_dagster.control.gates import run_start_gate
 from stage_e_dagster.control.heartbeat import heartbeat_every
 from stage_e_dagster.db.runs import ledger
+from stage_e_dagster.domain.envelope import Breach
 from stage_e_dagster.host import process_owner
 from stage_e_dagster.jobs import CARD_SOURCES, IMAGE_EVIDENCE, MODES, TRIGGERS
 from stage_e_dagster.resources.database import AppDatabase
-from stage_e_dagster.resources.envelope import Envelope
+from stage_e_dagster.resources.envelope import Envelope, EnvelopeTripped
 from stage_e_dagster.resources.ocr_engine import OcrSettings
 from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.resources.remote import RemoteFetch
 from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.workers.ocr_pool import PoolSettings
 
 _SKIPS = TableSchema(columns=[TableColumn("reason", "string"), TableColumn("cards", "int")])
+FETCH_OUTCOMES = ("fetched", "cached", "served_by_copy", "throttled", "forbidden", "locked_out", "gone", "broken",
+                  "broken_final", "requests", "bytes")
+"""The fetch outcomes every materialization reports (as `fetch_<outcome>`, 0 when none), so each plots over time."""
 
 
 def skip_table(skipped: dict[str, int]) -> MetadataValue:
@@ -64,6 +73,7 @@ def image_evidence(
     ocr: OcrSettings,
     envelope: Envelope,
     stream: StreamControl,
+    remote: RemoteFetch,
 ):
     if config.trigger not in TRIGGERS or config.mode not in MODES:
         raise ValueError(f"trigger must be one of {TRIGGERS} and mode one of {MODES}")
@@ -98,9 +108,14 @@ def image_evidence(
     counters = run_stage_c(
         engine, config.card_ids, run_id, settings, force=config.force, on_tick=on_tick, log=context.log.warning,
         governor=envelope.governor(workers), read_load=envelope.read_host_load,
+        fetcher=remote.fetcher(engine, run_id, log=context.log.warning),
     )
     with engine.begin() as conn:
         ledger.merge_counters(conn, run_id, {"stage_c": counters.as_dict()})
+    if counters.lockout:
+        lockout = counters.lockout
+        raise EnvelopeTripped(Breach("fetch_lockout", float(lockout["streak"]), float(lockout["limit"] - 1),
+                                     {"source": lockout["source"], "trip": lockout["trip_id"]}))
     context.log.info(f"Stage C workers: {counters.workers_why}")
     if counters.throttled:
         attempt = context.retry_number
@@ -132,4 +147,5 @@ def image_evidence(
         "load_peak": counters.load_peak,
         "cards_per_second": counters.cards_per_second,
         "elapsed_seconds": round(counters.elapsed_seconds, 2),
+        **{f"fetch_{name}": int(counters.fetch.get(name, 0)) for name in FETCH_OUTCOMES},
     })

@@ -1,7 +1,9 @@
-"""`stage-e sources add|list|sync`: the directories card scans come from, registered in the `source` table.
+"""`stage-e sources add|list|sync`: where card scans come from (directories, S3-compatible prefixes, HTTP
+manifests), registered in the `source` table.
 
 Registering is all it takes: while `stage-e dev` runs, the `source_inbox` sensor notices files that appear, change
-or vanish in every registered directory and syncs them into `card`, and the card stream takes them on from there.
+or vanish in every registered directory, lists every remote source, and syncs them into `card`, and the card stream
+takes them on from there (a remote card's bytes are fetched at Stage C).
 """
 
 from __future__ import annotations
@@ -19,17 +21,47 @@ def sources() -> None:
 
 
 @sources.command("add")
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("location")
 @click.option("--key", required=True, help="A short key naming this source (card identifiers are paths under it).")
-def add_command(directory: Path, key: str) -> None:
-    """Register DIRECTORY as source KEY (again with another directory: the source moves there)."""
-    from stage_e_dagster.db.intake.sources import add_source
+@click.option("--endpoint", help="s3:// only: the S3-compatible store's endpoint URL (default: AWS for --region).")
+@click.option("--region", help="s3:// only: the bucket's region (default us-east-1).")
+@click.option("--credentials", "credentials", metavar="NAME",
+              help="s3:// only: the credential set to sign with; its secrets are read from "
+                   "STAGE_E_S3_CREDENTIALS_<NAME>_ACCESS_KEY_ID and _SECRET_ACCESS_KEY (default: anonymous).")
+def add_command(location: str, key: str, endpoint: str | None, region: str | None, credentials: str | None) -> None:
+    """Register LOCATION as source KEY: a directory, s3://bucket/prefix, or an http(s):// JSON manifest of image
+    URLs (again with another location: the source moves there)."""
+    from stage_e_dagster.db.intake.sources import add_remote_source, add_source
+    from stage_e_dagster.domain import remote
 
     key = key.strip()
     if not key:
         raise click.UsageError("--key must not be blank")
-    with app_engine().begin() as conn:
-        row, moved_from = add_source(conn, key, directory)
+    if not remote.is_remote(location):
+        if endpoint or region or credentials:
+            raise click.UsageError("--endpoint, --region and --credentials are for s3:// sources")
+        directory = Path(location)
+        if not directory.is_dir():
+            raise click.BadParameter(f"Directory '{location}' does not exist.", param_hint="'LOCATION'")
+        with app_engine().begin() as conn:
+            row, moved_from = add_source(conn, key, directory)
+    else:
+        try:
+            where = remote.parse_location(location)
+            if where.kind != "s3" and (endpoint or region or credentials):
+                raise click.UsageError("--endpoint, --region and --credentials are for s3:// sources")
+            if endpoint:
+                remote.check_http_url(endpoint, what="endpoint")
+        except remote.LocationError as err:
+            raise click.BadParameter(str(err), param_hint="'LOCATION'") from None
+        if credentials is not None and not remote.CREDENTIAL_NAME.match(credentials):
+            raise click.BadParameter("letters, digits and _ only", param_hint="'--credentials'")
+        try:
+            with app_engine().begin() as conn:
+                row, moved_from = add_remote_source(conn, key, where, endpoint=endpoint, region=region,
+                                                    credentials=credentials)
+        except ValueError as err:
+            raise click.ClickException(str(err)) from None
     if moved_from:
         click.echo(f"source {row.key} moved from {moved_from} to {row.location}; its next sync reads every file")
     else:
@@ -39,7 +71,7 @@ def add_command(directory: Path, key: str) -> None:
 
 @sources.command("list")
 def list_command() -> None:
-    """Every registered source: key, directory, cards (and how many are missing), last sync."""
+    """Every registered source: key, location, cards (and how many are missing), last sync."""
     from stage_e_dagster.db.intake.sources import card_counts, list_sources
 
     with app_engine().connect() as conn:
@@ -51,7 +83,9 @@ def list_command() -> None:
     for row in rows:
         cards, missing = counts.get(row.key, (0, 0))
         synced = f"{row.synced_at:%Y-%m-%d %H:%M:%S %Z}" if row.synced_at else "never"
-        here = "" if Path(row.location).is_dir() else "  (directory missing)"
+        here = "" if row.remote or Path(row.location).is_dir() else "  (directory missing)"
+        if row.remote:
+            here = f"  ({row.kind}{', credentials ' + row.credentials if row.credentials else ''})"
         click.echo(f"{row.key:<16} {cards:>8} cards ({missing} missing)  synced {synced}  {row.location}{here}")
 
 
@@ -71,6 +105,7 @@ def sync_command(keys: tuple[str, ...], full: bool) -> None:
     for row in rows:
         result = sync_source(engine, row, full=full)
         if result.status == "unavailable":
-            click.echo(f"{row.key}: {row.location} is missing or unreadable; left as it was", err=True)
+            why = result.detail or "is missing or unreadable"
+            click.echo(f"{row.key}: {row.location} {why}; left as it was", err=True)
         else:
             click.echo(f"{row.key}: {result.summary.line()} ({result.seconds:.1f} s)")

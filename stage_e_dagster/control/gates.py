@@ -18,7 +18,8 @@ def trip_reason(trips: list[Trip]) -> str | None:
         return None
     first = trips[0]
     more = f" (and {len(trips) - 1} more)" if len(trips) > 1 else ""
-    return (f"envelope trip {first.id} is open{more}: bar {first.bar} tripped by run {first.run_id}; "
+    source = f" (source {first.detail['source']})" if (first.detail or {}).get("source") else ""
+    return (f"envelope trip {first.id} is open{more}: bar {first.bar}{source} tripped by run {first.run_id}; "
             "nothing starts until an operator acknowledges it")
 
 

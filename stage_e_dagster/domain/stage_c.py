@@ -20,17 +20,31 @@ EXTRACTOR_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
+class RemoteRef:
+    """Where a remote card's bytes are: its source, the object (`ref`: an S3 key or a manifest entry's URL), the
+    version (`token`), whether `content_sha256` was computed from the bytes, and the size its listing said."""
+
+    source_id: int
+    ref: str
+    token: str
+    verified: bool
+    listed_size: int | None = None
+
+
+@dataclass(frozen=True)
 class CardWork:
     """One card of a batch as Stage C sees it."""
 
     card_id: int
     path: str
-    content_sha256: str
+    content_sha256: str | None  # None: a remote card never fetched, without a provisional identity
     stored_versions: dict[str, str] | None  # versions of the evidence stored for these bytes, if any
     skipped_before: bool  # Stage C already logged a skip for these exact bytes
     missing: bool  # ingest saw the file vanish
     name: str | None = None  # the card's name from its file name: lets the reader confirm one reading
     root: str = ""  # the source directory `path` must stay inside
+    remote: RemoteRef | None = None  # a remote card: Stage C fetches its bytes first
+    fetch_failed: str | None = None  # this version's fetch failed for good (a named skip)
 
 
 def extractors_needed(work: CardWork, force: bool) -> frozenset[str] | None:
@@ -38,9 +52,10 @@ def extractors_needed(work: CardWork, force: bool) -> frozenset[str] | None:
 
     Without `force` this is the work rule's Stage C half (`db/work/rule.sql`) in Python, for one card Stage C holds:
     nothing for a vanished file, nothing when the stored evidence for these bytes covers every current version,
-    nothing when Stage C already logged a skip for these bytes, else the stale extractors (all of them when nothing
-    is stored). `tests/db/test_work_queue.py` checks it against `card_work_stage` card by card."""
-    if work.missing:
+    nothing when Stage C already logged a skip for these bytes or the fetch of a remote card failed for good, else
+    the stale extractors (all of them when nothing is stored). `tests/db/test_work_queue.py` checks it against
+    `card_work_stage` card by card."""
+    if work.missing or work.fetch_failed:
         return None
     if force:
         return frozenset(EXTRACTOR_VERSIONS)
@@ -80,6 +95,10 @@ class StageCCounters:
     elapsed_seconds: float = 0.0
     worker_seconds: float = 0.0  # summed time the OCR workers spent on the batch's cards (read, check, extract)
     throttled: bool = False
+    fetch: Counter[str] = field(default_factory=Counter)
+    """Remote cards: every fetch outcome (`fetched`, `cached`, `served_by_copy`, `throttled`, `forbidden`, `gone`,
+    `broken`, `broken_final`, `locked_out`, `deferred`), the requests made and the bytes received."""
+    lockout: dict[str, Any] | None = None  # a source locked us out during the batch (its trip)
 
     @property
     def cards_per_second(self) -> float:
@@ -109,4 +128,6 @@ class StageCCounters:
             "worker_seconds": round(self.worker_seconds, 3),
             "cards_per_second": self.cards_per_second,
             "throttled": self.throttled,
+            "fetch": dict(sorted(self.fetch.items())),
+            "lockout": self.lockout,
         }

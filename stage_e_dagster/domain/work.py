@@ -41,15 +41,16 @@ def decided_by(registry: Sequence[Calculator] = CALCULATORS, *, min_dpi: int = D
 
 
 def owed_stage(*, missing: bool, current: bool, decided: bool, skipped: bool, kind: str = "card",
-               machine_voted: bool = False) -> str | None:
+               machine_voted: bool = False, fetch_failed: bool = False) -> str | None:
     """The work rule for one card (`db/work/rule.sql`'s `card_work_stage`, stated in Python): 'C', 'D' or None.
 
     `current`: it holds current evidence; `decided`: that evidence carries the current `decided_by` mark;
-    `skipped`: Stage C logged a skip for its bytes; `machine_voted`: it holds a machine vote. A card back with
+    `skipped`: Stage C logged a skip for its bytes; `machine_voted`: it holds a machine vote; `fetch_failed`: the
+    fetch of a remote card failed for good, which ends its work like a vanished file. A card back with
     current evidence is owed no Stage D, unless it still holds machine votes (from before it was a card back),
     which Stage D then withdraws.
     """
-    if missing:
+    if missing or fetch_failed:
         return None
     if current:
         if kind == "cardback" and not machine_voted:

@@ -16,6 +16,7 @@ from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_engine import OcrSettings
 from stage_e_dagster.resources.ocr_slots import OcrSlots
+from stage_e_dagster.resources.remote import RemoteFetch
 from stage_e_dagster.resources.stream import StreamControl
 
 TRIGGER = "card-event"
@@ -45,7 +46,7 @@ class KeptWorkers:
 @op(out=Out(Nothing), description="Claims owed cards batch after batch and runs each claim as a micro_batch run in "
                                   "this process, until the stream is idle.")
 def drain_stream(context: OpExecutionContext, database: AppDatabase, stream: StreamControl, ocr_slots: OcrSlots,
-                 ocr: OcrSettings, envelope: Envelope, consensus: Consensus):
+                 ocr: OcrSettings, envelope: Envelope, consensus: Consensus, remote: RemoteFetch):
     # The stage resources are not used here: each claim's micro_batch run gets exactly this run's resources.
     # Imported here: `jobs.py` defines this op's job and the job contracts these modules need.
     from stage_e_dagster.control.drain import DrainLimits, drain
@@ -57,7 +58,7 @@ def drain_stream(context: OpExecutionContext, database: AppDatabase, stream: Str
 
     engine, instance, owner = database.engine, context.instance, process_owner()
     job = _micro_batch_job(database=database, stream=stream, ocr_slots=ocr_slots, ocr=ocr, envelope=envelope,
-                           consensus=consensus)
+                           consensus=consensus, remote=remote)
     limits = DrainLimits(idle_seconds=stream.drain_idle_seconds, max_seconds=stream.drain_max_seconds,
                          worker_grace_seconds=stream.worker_grace_seconds, watch_seconds=stream.drain_watch_seconds)
 

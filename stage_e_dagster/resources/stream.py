@@ -27,6 +27,11 @@ class StreamControl(ConfigurableResource):
                                         description="A draining run releases idle OCR workers after this long.")
     inbox_read_limit: int = Field(default=Settings.inbox_read_limit, ge=1,
                                   description="Files a sync in a sensor tick or a draining run may read.")
+    remote_list_seconds: float = Field(default=Settings.remote_list_seconds, gt=0,
+                                       description="How long one source_inbox tick may list remote sources.")
+    remote_list_interval_seconds: float = Field(
+        default=Settings.remote_list_interval_seconds, gt=0,
+        description="A remote source's listing starts again at most this often.")
     max_queued_runs: int = Field(default=Settings.max_queued_runs, ge=1,
                                  description="No new runs while this many micro_batch runs wait to start.")
     sweep_chunk: int = Field(default=Settings.sweep_chunk, ge=1,

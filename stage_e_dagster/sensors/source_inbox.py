@@ -14,6 +14,10 @@ listings are requested again only after `RETRY_SECONDS` (a sync that failed is r
 forgotten: the database, not the cursor, says what was synced). A directory that is missing or unreadable is
 skipped and named in the tick's message.
 
+Remote sources (S3 prefixes, HTTP manifests) are listed in the same tick when due, within
+`STAGE_E_REMOTE_LIST_SECONDS` (`control.intake.sync_remote_due`): a big S3 listing goes on from its cursor at the
+next tick, a manifest too big for one tick gets a `sync_sources` run as a big directory change does.
+
 `source_resync` re-reads every file of every source once a day (`Settings.resync_cron`): the backstop for what a
 listing cannot show (a file rewritten in place with its size and both file times unchanged).
 """
@@ -47,9 +51,10 @@ from dagster import (
 from sqlalchemy import Engine
 
 from stage_e_dagster.assets.sources import sources_metadata
-from stage_e_dagster.control.intake import sync_changed
+from stage_e_dagster.control.intake import sync_changed, sync_remote_due
 from stage_e_dagster.control.run_queue import ACTIVE_STATUSES
 from stage_e_dagster.control.stream import drain_requests
+from stage_e_dagster.db.intake.remote_source import Opener
 from stage_e_dagster.domain.scan_files import Listing, list_images
 from stage_e_dagster.jobs import CARD_SOURCES, SYNC_SOURCES, SyncSpec, stream_drain, sync_sources
 from stage_e_dagster.resources.database import AppDatabase
@@ -116,11 +121,13 @@ def sync_running(instance: DagsterInstance) -> bool:
 def evaluate_inbox(instance: DagsterInstance, engine: Engine, stream: StreamControl, cursor: str | None,
                    now: float | None = None,
                    list_dir: Callable[[Path, float | None], Listing | None] = list_images,
-                   log: Callable[[str], None] = lambda message: None) -> SensorResult | SkipReason:
-    """One `source_inbox` tick: sync the small changes here, request a sync run for a big one, and a draining run
-    when new cards came in."""
+                   log: Callable[[str], None] = lambda message: None,
+                   open_store: Opener | None = None) -> SensorResult | SkipReason:
+    """One `source_inbox` tick: sync the small changes here, list the remote sources that are due, request a sync
+    run for a big change, and a draining run when new cards came in."""
     started = time.monotonic()
-    intake = sync_changed(engine, stream.inbox_read_limit, list_dir)
+    intake = sync_changed(engine, stream.inbox_read_limit, list_dir).merge(
+        sync_remote_due(engine, stream.remote_list_seconds, stream.remote_list_interval_seconds, open_store))
     if not (intake.synced or intake.too_big or intake.unavailable or intake.unchanged):
         return SkipReason("no source registered (stage-e sources add DIR --key K)")
     events = [AssetMaterialization(asset_key=CARD_SOURCES, description="synced by the source_inbox sensor",
@@ -152,7 +159,8 @@ def build_source_inbox(interval_seconds: int = Settings.inbox_interval_seconds) 
         minimum_interval_seconds=interval_seconds,
         default_status=DefaultSensorStatus.RUNNING,
         description="Syncs the source directories whose files appeared, changed or vanished (a big change through a "
-                    "sync_sources run) and starts a draining run for the new cards.",
+                    "sync_sources run), lists the remote sources that are due, and starts a draining run for the "
+                    "new cards.",
     )
     def source_inbox(context: SensorEvaluationContext, database: AppDatabase,
                      stream: StreamControl) -> SensorResult | SkipReason:

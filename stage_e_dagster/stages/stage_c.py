@@ -1,7 +1,9 @@
-"""The Stage C runner: one batch without Dagster: plan, extract on slot-holding workers, store, count.
+"""The Stage C runner: one batch without Dagster: plan, fetch the remote cards' bytes, extract on slot-holding
+workers, store, count.
 
-Copies (cards with identical bytes) are extracted once and carried to each other (`stage_c_copies`). With a load
-governor, the number of OCR workers follows the host's 1-minute load; every step is logged and counted."""
+Remote cards are fetched first (`stage_c_fetch`), through the fleet-wide limiter; only the fetched ones are
+extracted. Copies (cards with identical bytes) are extracted once and carried to each other (`stage_c_copies`). With
+a load governor, the number of OCR workers follows the host's 1-minute load; every step is logged and counted."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from stage_e_dagster.db.judgement import evidence_store
 from stage_e_dagster.domain.governor import Governor
 from stage_e_dagster.domain.stage_c import StageCCounters, extractors_needed
 from stage_e_dagster.stages.stage_c_copies import COPY_WAIT_SECONDS, extract_once_per_content
+from stage_e_dagster.stages.stage_c_fetch import RemoteFetcher
 from stage_e_dagster.workers.ocr_pool import PoolSettings, Task
 
 
@@ -30,12 +33,15 @@ def run_stage_c(
     governor: Governor | None = None,
     read_load: Callable[[], float | None] = lambda: None,
     copy_wait_seconds: float = COPY_WAIT_SECONDS,
+    fetcher: RemoteFetcher | None = None,
 ) -> StageCCounters:
     """Extract evidence for the batch's cards that need it. Each result is stored as it arrives (one small
-    transaction per card), so a crash loses only the cards in flight."""
+    transaction per card), so a crash loses only the cards in flight. Remote cards need `fetcher`; without one they
+    are left owed (counted `fetch.no_fetcher`)."""
     started = time.perf_counter()
     counters = StageCCounters(cards_in=len(card_ids), workers_cap=settings.workers)
     tasks: list[Task] = []
+    remote = []
     with engine.connect() as conn:
         batch = evidence_store.load_batch(conn, card_ids)
     for work in batch:
@@ -44,8 +50,14 @@ def run_stage_c(
             counters.missing += 1
         elif needed is None:
             counters.current += 1
+        elif work.remote is not None:
+            remote.append((work, needed))
         else:
             tasks.append(Task(work.card_id, work.path, work.content_sha256, needed, work.name, root=work.root))
+    if remote and fetcher is None:
+        counters.fetch["no_fetcher"] += len(remote)
+    elif remote:
+        tasks += fetcher.fetch(remote, counters, on_tick)
     if not tasks:
         counters.workers_why = "no card needs extraction: no worker started"
         counters.elapsed_seconds = time.perf_counter() - started
@@ -65,6 +77,8 @@ def run_stage_c(
         catalog = current_read_catalog(conn)
     errors = extract_once_per_content(engine, tasks, run_id, settings, catalog, counters, force=force, on_tick=on_tick,
                                       copy_wait_seconds=copy_wait_seconds, wanted=wanted)
+    if fetcher is not None:
+        fetcher.release([task.card_id for task in tasks])
     for error in errors:
         log(error)
     counters.workers_why = why_workers(settings.workers, len(tasks), governor)

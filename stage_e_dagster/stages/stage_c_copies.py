@@ -36,7 +36,8 @@ COPY_WAIT_SECONDS = 120.0
 later (the card stays owed to Stage C; the sweep takes it)."""
 
 
-def _carry(engine: Engine, card_ids: Collection[int], run_id: str | None, counters: StageCCounters) -> set[int]:
+def carry_from_copies(engine: Engine, card_ids: Collection[int], run_id: str | None, counters: StageCCounters
+                      ) -> set[int]:
     """Serve the cards from a copy's evidence, else a copy's pixel skip; returns the cards served, and those a
     concurrent batch served meanwhile (counted current). Each step is its own transaction."""
     with engine.begin() as conn:
@@ -63,7 +64,7 @@ class _Batch:
 
     def carry(self, card_ids: Collection[int]) -> None:
         if not self.force:
-            self.pending -= _carry(self.engine, card_ids, self.run_id, self.counters)
+            self.pending -= carry_from_copies(self.engine, card_ids, self.run_id, self.counters)
 
     def lock_round(self) -> set[str]:
         """Group what is pending, take the free hash locks, carry what a copy already has; the hashes to extract."""

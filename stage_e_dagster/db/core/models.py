@@ -41,7 +41,7 @@ def _created() -> Mapped[datetime]:
 
 
 class Source(Base):
-    """A place card scans come from (today: a directory)."""
+    """A place card scans come from: a directory, an S3-compatible bucket and prefix, or an HTTP(S) manifest."""
 
     __tablename__ = "source"
 
@@ -54,6 +54,20 @@ class Source(Base):
     """When the last successful sync started (files older than it, with the same size, are not read again)."""
     synced_listing: Mapped[str | None] = mapped_column(String(64))
     """Digest of the directory listing the last successful sync started from (`domain.scan_files.list_images`)."""
+    endpoint: Mapped[str | None] = mapped_column(Text)
+    """An S3-compatible store's endpoint URL (None: the provider's default for the region)."""
+    region: Mapped[str | None] = mapped_column(Text)
+    credentials: Mapped[str | None] = mapped_column(Text)
+    """The name of the credential set a remote source signs with (secrets come from the environment, never here)."""
+    list_cursor: Mapped[str | None] = mapped_column(Text)
+    """The last key a listing pass under way has taken in ('' just started; None: no pass under way)."""
+    list_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    list_token: Mapped[str | None] = mapped_column(Text)
+    """A manifest's validator (ETag or Last-Modified) as last synced: an unchanged manifest is not downloaded."""
+    fetch_ok_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When the source last answered a fetch: only a source that answered before can lock us out."""
+    forbidden_streak: Mapped[int] = mapped_column(Integer, server_default="0")
+    forbidden_cards: Mapped[list[int]] = mapped_column(ARRAY(BigInteger), server_default=text("'{}'::bigint[]"))
 
 
 class Card(Base):
@@ -70,6 +84,8 @@ class Card(Base):
         Index("ix_card_content_sha256", "content_sha256"),
         Index("ix_card_unresolved", "id",
               postgresql_where=text("printing_status = 'unresolved' AND missing_since IS NULL")),
+        Index("ix_card_remote_order", "source_id", "identifier", postgresql_ops={"identifier": 'COLLATE "C"'},
+              postgresql_where=text("remote_token IS NOT NULL")),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -78,9 +94,20 @@ class Card(Base):
     name: Mapped[str] = mapped_column(Text)
     name_normalised: Mapped[str] = mapped_column(Text)
     expansion_hint: Mapped[str | None] = mapped_column(String(8))
-    content_sha256: Mapped[str] = mapped_column(String(64))
+    content_sha256: Mapped[str | None] = mapped_column(String(64))
+    """The bytes' sha256; None for a remote card never fetched (or its listing's declared hash, not yet verified)."""
     content_phash: Mapped[int | None] = mapped_column(BigInteger)
-    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    size_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    remote_token: Mapped[str | None] = mapped_column(Text)
+    """A remote card's change token from its source's listing; a new token means new bytes."""
+    remote_url: Mapped[str | None] = mapped_column(Text)
+    """Where a manifest entry's bytes are (an S3 card's address is its source's prefix and its identifier)."""
+    content_verified: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
+    """Whether `content_sha256` was computed from the bytes (false for a remote card not fetched yet)."""
+    fetch_failed: Mapped[str | None] = mapped_column(String(32))
+    """The named skip that ended this version's fetching for good (`fetch-gone`, `fetch-forbidden`, ...)."""
+    fetch_attempts: Mapped[int] = mapped_column(SmallInteger, server_default="0")
+    """Broken fetches of this version so far (retried a bounded number of times)."""
     printing_status: Mapped[str] = mapped_column(String(16), default="unresolved", server_default="unresolved")
     resolved_printing_id: Mapped[int | None] = mapped_column(ForeignKey("printing.id", ondelete="SET NULL"))
     missing_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -362,6 +389,22 @@ class EnvelopeTrip(Base):
     tripped_at: Mapped[datetime] = _created()
     acknowledged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     acknowledged_note: Mapped[str | None] = mapped_column(Text)
+
+
+class FetchPace(Base):
+    """The fleet-wide fetch limiter's one row: when the next fetch may start (`tat`) and the shared pace factor."""
+
+    __tablename__ = "fetch_pace"
+    __table_args__ = (CheckConstraint("id = 1", name="ck_fetch_pace_single_row"),
+                      CheckConstraint("factor > 0 AND factor <= 1", name="ck_fetch_pace_factor"))
+
+    id: Mapped[int] = mapped_column(SmallInteger, primary_key=True, server_default=text("1"))
+    tat: Mapped[datetime] = _created()
+    factor: Mapped[float] = mapped_column(Float, server_default=text("1"))
+    generation: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    clean_streak: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    halvings: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    updated_at: Mapped[datetime] = _created()
 
 
 class SweepCursor(Base):

@@ -1,7 +1,10 @@
-"""Sources: the directories card scans come from, registered once in the `source` table, and syncing them.
+"""Sources: the directories, S3-compatible prefixes and HTTP manifests card scans come from, registered once in the
+`source` table, and syncing them.
 
-The `source` table is the one place sources are configured: `stage-e sources add DIR --key K` (or `stage-e ingest`)
-registers one, and the `source_inbox` sensor, the `card_sources` asset and the daily re-sync all read it.
+The `source` table is the one place sources are configured: `stage-e sources add DIR|URL --key K` (or `stage-e
+ingest`) registers one, and the `source_inbox` sensor, the `card_sources` asset and the daily re-sync all read it.
+A remote source is synced by its listing (`db.intake.remote_sync`); the rest of this docstring is about
+directories.
 
 A sync is `db.intake.ingest.ingest_directory` over the source's directory, holding a Postgres advisory lock on the
 source so two syncs of one source (the sensor's and the schedule's, or a CLI ingest) take turns instead of racing. A
@@ -25,6 +28,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, text
 
 from stage_e_dagster.db.intake.ingest import IngestSummary, ensure_source, ingest_directory
+from stage_e_dagster.domain.remote import REMOTE_KINDS, RemoteLocation
 from stage_e_dagster.domain.scan_files import list_images
 
 SOURCE_LOCK_NAMESPACE = 0x53455352  # "SESR": stage-e source; the `classid` of every source sync lock
@@ -41,9 +45,20 @@ class SourceRow:
     created_at: datetime
     synced_at: datetime | None
     synced_listing: str | None
+    endpoint: str | None = None
+    region: str | None = None
+    credentials: str | None = None  # the credential set's name, never a secret
+    list_cursor: str | None = None
+    list_token: str | None = None
+    fetch_ok_at: datetime | None = None
+
+    @property
+    def remote(self) -> bool:
+        return self.kind in REMOTE_KINDS
 
 
-_SELECT = "SELECT id, key, kind, location, created_at, synced_at, synced_listing FROM source"
+_SELECT = ("SELECT id, key, kind, location, created_at, synced_at, synced_listing, endpoint, region, credentials, "
+           "list_cursor, list_token, fetch_ok_at FROM source")
 
 
 def list_sources(conn: Connection, keys: Sequence[str] | None = None) -> list[SourceRow]:
@@ -72,6 +87,32 @@ def add_source(conn: Connection, key: str, directory: Path) -> tuple[SourceRow, 
     return list_sources(conn, [key])[0], moved
 
 
+def add_remote_source(conn: Connection, key: str, location: RemoteLocation, *, endpoint: str | None = None,
+                      region: str | None = None, credentials: str | None = None) -> tuple[SourceRow, str | None]:
+    """Register the remote `location` as source `key` with its endpoint, region and credential set's name; returns
+    the row and the previous location when `key` pointed elsewhere (its next listing starts afresh). A key keeps its
+    kind: a directory's key cannot become a bucket's."""
+    before = list_sources(conn, [key])
+    if before and before[0].kind != location.kind:
+        raise ValueError(f"source {key} is a {before[0].kind} source; register the {location.kind} source under "
+                         "another key")
+    conn.execute(text(
+        "INSERT INTO source (key, kind, location, endpoint, region, credentials) "
+        "VALUES (:key, :kind, :location, :endpoint, :region, :credentials) ON CONFLICT (key) DO UPDATE SET "
+        "location = EXCLUDED.location, endpoint = EXCLUDED.endpoint, region = EXCLUDED.region, "
+        "credentials = EXCLUDED.credentials"),
+        {"key": key, "kind": location.kind, "location": location.url, "endpoint": endpoint, "region": region,
+         "credentials": credentials})
+    old = before[0] if before else None
+    moved = None
+    if old is not None and (old.location, old.endpoint) != (location.url, endpoint):
+        moved = old.location
+        conn.execute(text("UPDATE source SET synced_at = NULL, list_cursor = NULL, list_started_at = NULL, "
+                          "list_token = NULL, fetch_ok_at = NULL, forbidden_streak = 0, forbidden_cards = '{}' "
+                          "WHERE key = :key"), {"key": key})
+    return list_sources(conn, [key])[0], moved
+
+
 def trusted_before(source: SourceRow) -> float | None:
     """The time (POSIX seconds) before which a quick sync of `source` trusts a known file's stored fingerprint:
     the previous sync's start, less a margin for coarse file-system clocks; None (read every file) before the
@@ -83,7 +124,8 @@ def trusted_before(source: SourceRow) -> float | None:
 
 @dataclass
 class SourceSync:
-    """One source's sync: `synced` (with the ingest summary), or `unavailable` (directory missing or unreadable)."""
+    """One source's sync: `synced` (with the ingest summary), `unavailable` (directory missing or unreadable, a store
+    that refused the listing), or for a remote source `listing` (a pass under way: it resumes at the next tick)."""
 
     key: str
     location: str
@@ -91,11 +133,18 @@ class SourceSync:
     full: bool
     summary: IngestSummary = field(default_factory=IngestSummary)
     seconds: float = 0.0
+    kind: str = "directory"
+    detail: str = ""  # a remote source: why it was not listed, or how far the listing got
 
 
 def sync_source(engine: Engine, source: SourceRow, *, full: bool = False,
                 on_file: Callable[[str], None] | None = None) -> SourceSync:
-    """Bring `source`'s cards in line with its directory (see the module docstring); `on_file` per file seen."""
+    """Bring `source`'s cards in line with its directory (see the module docstring; a remote source: with its
+    listing, to the end); `on_file` per file seen."""
+    if source.remote:
+        from stage_e_dagster.db.intake.remote_source import sync_remote
+
+        return sync_remote(engine, source, full=full)
     started = datetime.now(UTC)  # before the listing: whatever changes after it is read by the next sync
     root = Path(source.location)
     listing = list_images(root)

@@ -18,13 +18,14 @@ from stage_e_dagster.db.core.models import CardScanLog, Expansion, ImageEvidence
 from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.read_catalog import CODELESS_FRAMES, ReadCatalog
-from stage_e_dagster.domain.stage_c import CardWork, evidence_columns
+from stage_e_dagster.domain.stage_c import CardWork, RemoteRef, evidence_columns
 from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
 
 _BATCH_SQL = text(
     """
-    SELECT c.id, s.location, c.identifier, c.name, c.content_sha256, c.missing_since IS NOT NULL AS missing,
-           e.extractor_versions,
+    SELECT c.id, s.location, s.kind, c.source_id, c.identifier, c.name, c.content_sha256,
+           c.missing_since IS NOT NULL AS missing, c.remote_token, c.remote_url, c.content_verified, c.size_bytes,
+           c.fetch_failed, e.extractor_versions,
            EXISTS (SELECT 1 FROM card_scan_log l
                    WHERE l.card_id = c.id AND l.anonymous_id = :stage_c AND l.evidence_key = c.content_sha256)
              AS skipped_before
@@ -43,16 +44,26 @@ def load_batch(conn: Connection, card_ids: Sequence[int]) -> list[CardWork]:
     return [
         CardWork(
             card_id=row.id,
-            path=str(Path(row.location) / row.identifier),
+            path="" if row.remote_token else str(Path(row.location) / row.identifier),
             content_sha256=row.content_sha256,
             stored_versions=row.extractor_versions,
             skipped_before=row.skipped_before,
             missing=row.missing,
             name=row.name,
-            root=row.location,
+            root="" if row.remote_token else row.location,
+            remote=_remote(row),
+            fetch_failed=row.fetch_failed,
         )
         for row in rows
     ]
+
+
+def _remote(row) -> RemoteRef | None:
+    """Where a remote card's bytes are (None for a card of a directory)."""
+    if row.remote_token is None:
+        return None
+    ref = row.remote_url if row.kind == "http" else row.identifier
+    return RemoteRef(row.source_id, ref, row.remote_token, row.content_verified, row.size_bytes)
 
 
 _PRINTINGS = text("SELECT name, set_code, collector_number FROM printing")

@@ -47,6 +47,8 @@ class PipelineStatus:
     slot_holders: list[SlotHolder] = field(default_factory=list)
     ineligible: dict[str, int] = field(default_factory=dict)
     """Present cards no machine may vote on, by the work rule's reason (`card_ineligibility`)."""
+    fetch: dict[str, Any] = field(default_factory=dict)
+    """Remote sources: the shared pace, remote cards by fetch state, and the fetch outcomes of the last hour."""
 
 
 _CARDS = ("SELECT CASE WHEN missing_since IS NOT NULL THEN 'missing' ELSE printing_status END, count(*) "
@@ -61,6 +63,30 @@ _INELIGIBLE = ("SELECT reason, count(*) FROM (SELECT card_ineligibility(c.id) AS
                "WHERE c.missing_since IS NULL) AS judged WHERE reason IS NOT NULL GROUP BY reason")
 
 
+_REMOTE_CARDS = (
+    "SELECT CASE WHEN missing_since IS NOT NULL THEN 'missing' WHEN fetch_failed IS NOT NULL THEN fetch_failed "
+    "WHEN content_verified THEN 'fetched' ELSE 'not_fetched' END, count(*) FROM card "
+    "WHERE remote_token IS NOT NULL GROUP BY 1"
+)
+_FETCH_OUTCOMES = (
+    "SELECT f.key, sum(CAST(f.value AS bigint)) FROM dispatch_ledger AS l, "
+    "jsonb_each_text(coalesce(l.counters -> 'stage_c' -> 'fetch', '{}'::jsonb)) AS f "
+    "WHERE l.started_at > now() - interval '1 hour' AND f.value ~ '^[0-9]+$' GROUP BY 1"
+)
+
+
+def fetch_status(conn) -> dict[str, Any]:
+    """The shared fetch pace, remote cards by fetch state, and the fetch outcomes of the last hour's batches."""
+    from stage_e_dagster.db.intake.pace import read_pace
+
+    pace = read_pace(conn)
+    cards = {str(k): int(v) for k, v in conn.execute(text(_REMOTE_CARDS)).all()}
+    outcomes = {str(k): int(v) for k, v in conn.execute(text(_FETCH_OUTCOMES)).all()}
+    locked = conn.execute(text("SELECT key FROM source WHERE forbidden_streak > 0 ORDER BY key")).scalars().all()
+    return {"pace_factor": pace.factor, "halvings": pace.halvings, "remote_cards": cards,
+            "outcomes_last_hour": outcomes, "sources_answering_403": list(locked)}
+
+
 def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
     with engine.connect() as conn:
         cards = dict(conn.execute(text(_CARDS)).all())
@@ -71,6 +97,7 @@ def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
         latest = ledger.recent(conn, recent)
         open_trips = trips.open_trips(conn)
         ineligible = dict(conn.execute(text(_INELIGIBLE)).all())
+        fetch = fetch_status(conn)
     holders = list_slot_holders(engine.url)
     return PipelineStatus(
         cards={k: int(v) for k, v in cards.items()},
@@ -83,6 +110,7 @@ def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
         funnel={k: int(v) for k, v in funnel.items()},
         slot_holders=holders,
         ineligible={reason: int(ineligible.get(reason, 0)) for reason in REASONS},
+        fetch=fetch,
     )
 
 
@@ -118,10 +146,15 @@ def format_status(status: PipelineStatus) -> str:
         "reason)",
         f"slots:    {status.slots_held} OCR slots held",
     ]
+    if status.fetch.get("remote_cards") or status.fetch.get("outcomes_last_hour"):
+        fetch = status.fetch
+        lines.append(f"fetch:    pace {fetch['pace_factor']:g} x the rate ({fetch['halvings']} halvings so far); "
+                     f"remote cards {counts(fetch['remote_cards'])}; last hour {counts(fetch['outcomes_last_hour'])}")
     if status.open_trips:
         first = status.open_trips[0]
-        lines.append(f"HALTED:   {len(status.open_trips)} open envelope trip(s), first {first.id} ({first.bar}); "
-                     "acknowledge with `stage-e trips ack`")
+        source = f", source {first.detail['source']}" if (first.detail or {}).get("source") else ""
+        lines.append(f"HALTED:   {len(status.open_trips)} open envelope trip(s), first {first.id} "
+                     f"({first.bar}{source}); acknowledge with `stage-e trips ack`")
     else:
         lines.append("stream:   open (no envelope trip)")
     for row in status.recent:
@@ -159,6 +192,7 @@ def status_document(status: PipelineStatus, queue: dict[str, Any], reclaimed: li
             "open": [{
                 "id": trip.id, "bar": trip.bar, "observed": trip.observed, "ceiling": trip.ceiling,
                 "run_id": trip.run_id, "tripped_at": _time(trip.tripped_at),
+                "source": (trip.detail or {}).get("source"),
                 "open_seconds": round((now - trip.tripped_at).total_seconds()),
             } for trip in status.open_trips],
         },
@@ -168,6 +202,10 @@ def status_document(status: PipelineStatus, queue: dict[str, Any], reclaimed: li
                          "since": _time(h.since)} for h in status.slot_holders],
         },
         "queue": {key: queue.get(key) for key in ("reachable", "queued", "started", "error")},
+        "fetch": {"pace_factor": status.fetch.get("pace_factor", 1.0), "halvings": status.fetch.get("halvings", 0),
+                  "remote_cards": dict(status.fetch.get("remote_cards", {})),
+                  "outcomes_last_hour": dict(status.fetch.get("outcomes_last_hour", {})),
+                  "sources_answering_403": list(status.fetch.get("sources_answering_403", []))},
         "reclaimed": list(reclaimed or []),
         "ineligible": {reason: int(status.ineligible.get(reason, 0)) for reason in REASONS},
     }

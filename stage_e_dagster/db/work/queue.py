@@ -91,15 +91,16 @@ def count_needing_work(conn: Connection) -> int:
 
 
 _DEFER = text(
-    "UPDATE card_work SET attempts = attempts + 1, retry_at = now() + make_interval(secs => "
-    "CASE WHEN attempts = 0 THEN :first ELSE LEAST(:base * power(2, attempts - 1), :cap) END) "
+    "UPDATE card_work SET attempts = attempts + 1, retry_at = GREATEST(retry_at, now() + make_interval(secs => "
+    "CASE WHEN attempts = 0 THEN :first ELSE LEAST(:base * power(2, attempts - 1), :cap) END)) "
     "WHERE card_id = ANY(CAST(:ids AS bigint[]))"
 )
 
 
 def defer_unfinished(conn: Connection, card_ids: Iterable[int], status: str) -> int:
     """Count an attempt for each of the cards still owed work after a batch that ended with `status`, and set its
-    retry wait by `domain.work.retry_backoff`; how many were deferred. Runs in the caller's transaction."""
+    retry wait by `domain.work.retry_backoff` (a later wait the batch set itself, such as a throttled fetch's, is
+    kept); how many were deferred. Runs in the caller's transaction."""
     ids = sorted(set(card_ids))
     if not ids:
         return 0

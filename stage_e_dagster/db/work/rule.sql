@@ -2,7 +2,10 @@
 --
 -- card_work_stage(card) is the one definition of "needs work": 'C' when the card has no current evidence and
 -- Stage C logged no skip for its bytes, 'D' when its current evidence is not decided by the current calculators,
--- NULL otherwise and for a card whose file vanished. Evidence is current when it is for the card's bytes
+-- NULL otherwise, for a card whose file vanished, and for a remote card whose fetch failed for good
+-- (card.fetch_failed names the skip). A remote card whose bytes were never fetched has no content_sha256 (or only a
+-- provisional one, from its source's listing): no evidence and no skip can match it, so it needs Stage C, which
+-- fetches it. Evidence is current when it is for the card's bytes
 -- (content_sha256) and its extractor versions cover every version in the work_rule row, which holds the running
 -- code's extractor versions, Stage D's decided_by mark, Stage C's voter id and the eligibility settings
 -- (db/work/work_rule.py writes it).
@@ -12,8 +15,8 @@
 -- English unless work_rule.english_match ('non-english'), or current evidence whose pixel size is under
 -- work_rule.min_dpi on the card's 63 x 88 mm ('low-dpi', compared in whole numbers: px * 254 < dpi * 10 * mm).
 -- A card back gets evidence and a 'card-back' row in the scan log, and is owed no Stage D unless it still holds
--- machine votes from before it was a card back (Stage D then withdraws them). Every other card is owed Stage D as
--- before; Stage D reads card_ineligibility and routes an ineligible card to review with its reason, unvoted.
+-- machine votes from before it was a card back (Stage D then withdraws them). Every other card is owed Stage D like
+-- any card; Stage D reads card_ineligibility and routes an ineligible card to review with its reason, unvoted.
 -- A change of a card's kind, language or tags clears its evidence's decided_by mark, so Stage D judges it again.
 --
 -- The triggers re-evaluate a card in the transaction that changed it, so card_work always holds exactly the cards
@@ -43,6 +46,7 @@ $$;
 CREATE OR REPLACE FUNCTION card_work_stage(p_card bigint) RETURNS char(1) LANGUAGE sql STABLE AS $$
     SELECT CASE
         WHEN c.missing_since IS NOT NULL THEN NULL
+        WHEN c.fetch_failed IS NOT NULL THEN NULL
         WHEN e.card_id IS NOT NULL AND c.kind = 'cardback'
              AND NOT EXISTS (SELECT 1 FROM card_printing_tag t WHERE t.card_id = c.id
                              AND t.anonymous_id LIKE 'stage-d-%') THEN NULL
@@ -95,7 +99,8 @@ BEGIN
     IF TG_OP = 'UPDATE' AND (NEW.kind, NEW.language, NEW.tags) IS DISTINCT FROM (OLD.kind, OLD.language, OLD.tags) THEN
         UPDATE image_evidence SET decided_by = NULL WHERE card_id = NEW.id AND decided_by IS NOT NULL;
     END IF;
-    PERFORM refresh_card_work(NEW.id, TG_OP = 'INSERT' OR NEW.content_sha256 IS DISTINCT FROM OLD.content_sha256);
+    PERFORM refresh_card_work(NEW.id, TG_OP = 'INSERT' OR NEW.content_sha256 IS DISTINCT FROM OLD.content_sha256
+                                      OR NEW.remote_token IS DISTINCT FROM OLD.remote_token);
     RETURN NULL;
 END
 $$;
@@ -120,7 +125,8 @@ END
 $$;
 
 DROP TRIGGER IF EXISTS card_work_card ON card;
-CREATE TRIGGER card_work_card AFTER INSERT OR UPDATE OF content_sha256, missing_since, kind, language, tags ON card
+CREATE TRIGGER card_work_card AFTER INSERT OR UPDATE OF content_sha256, missing_since, fetch_failed, remote_token,
+    kind, language, tags ON card
     FOR EACH ROW EXECUTE FUNCTION card_work_on_card();
 DROP TRIGGER IF EXISTS card_work_evidence ON image_evidence;
 CREATE TRIGGER card_work_evidence AFTER INSERT OR UPDATE OR DELETE ON image_evidence

@@ -16,8 +16,6 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from stage_e_dagster.db.work.predicates import work_rule_sql
-
 revision = "0012"
 down_revision = "0011"
 branch_labels = None
@@ -31,7 +29,7 @@ def upgrade() -> None:
     op.add_column("work_rule", sa.Column("min_dpi", sa.Integer(), nullable=False, server_default="200"))
     op.add_column("work_rule", sa.Column("english_match", sa.Boolean(), nullable=False,
                                          server_default=sa.text("false")))
-    op.execute(work_rule_sql())
+    op.execute(Path(__file__).with_name("0012_rule.sql").read_text(encoding="utf-8"))
 
 
 def downgrade() -> None:

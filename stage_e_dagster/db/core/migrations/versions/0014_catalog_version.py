@@ -12,7 +12,7 @@ has cached for another catalogue. An OCR worker's catalogue is kept while the ve
 card's name is an index lookup instead of a read of every multi-faced printing; existing rows are filled here.
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 """
 
 import sqlalchemy as sa
@@ -22,7 +22,7 @@ from sqlalchemy.dialects import postgresql
 from stage_e_dagster.domain.catalog import normalise_name
 
 revision = "0014"
-down_revision = "0012"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 

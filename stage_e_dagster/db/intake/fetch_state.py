@@ -1,0 +1,142 @@
+"""What a fetch leaves in the database: the card's verified bytes, a named fetch skip, a broken attempt, a deferral,
+and the source's health (when it last answered; the 403s in a row since, which judge a lockout).
+
+Each card write is guarded by the change token the fetch was for: a sync that saw a new version meanwhile wins,
+and the old version's outcome is dropped. A final fetch skip sets `card.fetch_failed` (the work rule then owes the
+card nothing) and is logged once in Stage C's skip log under the key `fetch:<fetch key>`, which never matches a
+content hash, so it is never carried to a copy and never counted as an image-load failure.
+
+A lockout is judged per source: the 403s in a row (`forbidden_streak`, and the cards that got them) count across
+every process; any answer from the source resets them. When they reach the limit and the source answered before,
+the lockout trip is recorded, the streak's cards are given back (their 403s were the lockout's, not theirs) and the
+streak starts again; all in one transaction. Every function runs in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from stage_e_dagster.db.core.arrays import int_array
+from stage_e_dagster.db.runs import trips
+from stage_e_dagster.domain.work import STAGE_C_ID
+
+LOCKOUT_BAR = "fetch_lockout"
+ANSWER_WRITE_SECONDS = 5
+"""A source's `fetch_ok_at` is rewritten at most this often (not once per fetch) while nothing else changes."""
+
+
+def skip_key(fetch_key: str) -> str:
+    """Stage C's skip-log key of a fetch skip: never a content hash."""
+    return f"fetch:{fetch_key}"
+
+
+def record_fetched(conn: Connection, card_id: int, token: str, sha256: str, size: int, phash: int | None) -> bool:
+    """The card's bytes as fetched: its content hash is now verified (a new hash resets its work, by trigger).
+    False when the card moved to another version meanwhile."""
+    return conn.execute(text(
+        "UPDATE card SET content_sha256 = :sha, size_bytes = :size, content_phash = :phash, content_verified = true, "
+        "fetch_attempts = 0, updated_at = now() WHERE id = :id AND remote_token = :token"),
+        {"sha": sha256, "size": size, "phash": phash, "id": card_id, "token": token}).rowcount == 1
+
+
+def source_answered(conn: Connection, source_id: int) -> None:
+    """The source answered a fetch: it counts as one that answered before, and its 403 streak ends."""
+    conn.execute(text(
+        "UPDATE source SET fetch_ok_at = now(), forbidden_streak = 0, forbidden_cards = '{}' WHERE id = :s AND "
+        "(forbidden_streak > 0 OR fetch_ok_at IS NULL OR fetch_ok_at < now() - make_interval(secs => :every))"),
+        {"s": source_id, "every": ANSWER_WRITE_SECONDS})
+
+
+def record_skip(conn: Connection, card_id: int, token: str, key: str, reason: str, detail: dict[str, Any],
+                run_id: str | None) -> bool:
+    """End this version's fetching with the named skip `reason`; False when the card moved to another version."""
+    updated = conn.execute(text("UPDATE card SET fetch_failed = :reason WHERE id = :id AND remote_token = :token"),
+                           {"reason": reason, "id": card_id, "token": token}).rowcount == 1
+    if updated:
+        conn.execute(text(
+            "INSERT INTO card_scan_log (card_id, anonymous_id, skip_reason, evidence_key, run_id, detail) "
+            "SELECT :id, :stage_c, :reason, :key, :run_id, CAST(:detail AS jsonb) WHERE NOT EXISTS "
+            "(SELECT 1 FROM card_scan_log WHERE card_id = :id AND anonymous_id = :stage_c AND skip_reason = :reason "
+            "AND evidence_key = :key)"),
+            {"id": card_id, "stage_c": STAGE_C_ID, "reason": reason, "key": skip_key(key), "run_id": run_id,
+             "detail": _json(detail)})
+    return updated
+
+
+def record_broken(conn: Connection, card_id: int, token: str, key: str, reason: str, detail: dict[str, Any],
+                  retries: int, run_id: str | None) -> tuple[int, bool]:
+    """Count a broken fetch; at `retries` of them the skip is final. (broken fetches so far, whether final)."""
+    attempts = conn.execute(text("UPDATE card SET fetch_attempts = fetch_attempts + 1 WHERE id = :id "
+                                 "AND remote_token = :token RETURNING fetch_attempts"),
+                            {"id": card_id, "token": token}).scalar()
+    if attempts is None or attempts < retries:
+        return int(attempts or 0), False
+    return attempts, record_skip(conn, card_id, token, key, reason, {**detail, "attempts": attempts}, run_id)
+
+
+def defer(conn: Connection, card_ids: Iterable[int], seconds: float) -> int:
+    """Offer the cards again no sooner than `seconds` from now (the batch's close keeps the later wait)."""
+    ids = sorted(set(card_ids))
+    if not ids:
+        return 0
+    return conn.execute(text("UPDATE card_work SET retry_at = GREATEST(retry_at, now() + make_interval(secs => :s)) "
+                             "WHERE card_id = ANY(CAST(:ids AS bigint[]))"),
+                        {"s": seconds, "ids": int_array(ids)}).rowcount
+
+
+@dataclass(frozen=True)
+class Lockout:
+    """A source that locked us out: its key, the 403s in a row, the limit, the trip recorded, the cards given back."""
+
+    source_id: int
+    source_key: str
+    streak: int
+    limit: int
+    trip_id: str | None
+    cards: list[int] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return (f"source {self.source_key} locked us out: {self.streak} 403s in a row from a source that answered "
+                f"before (limit {self.limit})")
+
+
+LOCKED = "locked"
+"""`record_forbidden`'s answer for a 403 from a source whose lockout trip is open: the card is deferred, not judged."""
+
+
+def record_forbidden(conn: Connection, source_id: int, card_id: int, token: str, key: str, limit: int,
+                     run_id: str, detail: dict[str, Any]) -> Lockout | str | None:
+    """A 403 (or 401): a named skip for the card (None), or, when it makes the source's streak a lockout (see the
+    module docstring), the lockout recorded; `LOCKED` while the source's lockout trip is open (a response to a
+    request that was in flight when it tripped, here or in another process: deferred with the rest)."""
+    if conn.execute(text("SELECT EXISTS (SELECT 1 FROM envelope_trip WHERE acknowledged_at IS NULL AND bar = :bar "
+                         "AND detail ->> 'source_id' = CAST(:s AS text))"), {"bar": LOCKOUT_BAR, "s": source_id}
+                    ).scalar():
+        return LOCKED
+    row = conn.execute(text(
+        "UPDATE source SET forbidden_streak = forbidden_streak + 1, "
+        "forbidden_cards = array_append(forbidden_cards, CAST(:card AS bigint)) WHERE id = :s "
+        "RETURNING key, forbidden_streak, forbidden_cards, fetch_ok_at"), {"s": source_id, "card": card_id}).one()
+    if row.fetch_ok_at is None or row.forbidden_streak < limit:
+        record_skip(conn, card_id, token, key, "fetch-forbidden", detail, run_id)
+        return None
+    cards = sorted(set(row.forbidden_cards))
+    conn.execute(text("UPDATE card SET fetch_failed = NULL WHERE id = ANY(CAST(:ids AS bigint[])) "
+                      "AND fetch_failed = 'fetch-forbidden'"), {"ids": int_array(cards)})
+    conn.execute(text("UPDATE source SET forbidden_streak = 0, forbidden_cards = '{}' WHERE id = :s"), {"s": source_id})
+    trip_id = trips.record_trip(conn, run_id, LOCKOUT_BAR, float(row.forbidden_streak), float(limit - 1), {
+        "source": row.key, "source_id": source_id, "cards": cards[:50], "recorded_by": "run",
+        "what": f"{row.forbidden_streak} consecutive 403s from source {row.key}, which answered before",
+    })
+    return Lockout(source_id, row.key, int(row.forbidden_streak), limit, trip_id, cards)
+
+
+def _json(detail: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps({k: v if isinstance(v, int | float | str | bool) or v is None else str(v)
+                       for k, v in detail.items()})

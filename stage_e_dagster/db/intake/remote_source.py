@@ -1,0 +1,84 @@
+"""Syncing one remote source, as `db.intake.sources.sync_source` and the `source_inbox` tick do: open its store
+client, take the source's lock, list (`db.intake.remote_sync`), and say how it went as a `SourceSync`.
+
+A listing the store refused (throttled, forbidden, unreachable) or a source this process cannot open (a missing
+credential set) leaves the source as it was and says why (`unavailable`); a pass under way resumes later
+(`listing`). The tick never waits for the lock: a source another process is syncing is skipped (`busy`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Engine, text
+
+from stage_e_dagster.db.intake.remote_sync import RemotePass, list_manifest, list_s3
+from stage_e_dagster.db.intake.sources import SOURCE_LOCK_NAMESPACE, SourceRow, SourceSync
+
+Opener = Callable[[SourceRow], Any]
+"""Opens a source row's store client (`remote.stores.client_for`)."""
+
+
+def _default_opener(row: SourceRow) -> Any:
+    from stage_e_dagster.remote.stores import client_for
+
+    return client_for(row)
+
+
+@contextmanager
+def _source_lock(engine: Engine, source_id: int, wait: bool):
+    with engine.connect() as lock:
+        if wait:
+            lock.execute(text("SELECT pg_advisory_lock(:ns, :id)"), {"ns": SOURCE_LOCK_NAMESPACE, "id": source_id})
+            held = True
+        else:
+            held = bool(lock.execute(text("SELECT pg_try_advisory_lock(:ns, :id)"),
+                                     {"ns": SOURCE_LOCK_NAMESPACE, "id": source_id}).scalar())
+        lock.commit()
+        try:
+            yield held
+        finally:
+            if held:
+                lock.execute(text("SELECT pg_advisory_unlock(:ns, :id)"),
+                             {"ns": SOURCE_LOCK_NAMESPACE, "id": source_id})
+                lock.commit()
+
+
+def sync_remote(engine: Engine, source: SourceRow, *, full: bool = False, budget_seconds: float | None = None,
+                open_store: Opener = _default_opener) -> SourceSync:
+    """List `source` (to the end without a budget; else until `budget_seconds` ran out) and merge its cards."""
+    from stage_e_dagster.remote.stores import SourceConfigError, StoreError
+
+    started = time.monotonic()
+
+    def result(status: str, done: RemotePass | None = None, detail: str = "") -> SourceSync:
+        sync = SourceSync(source.key, source.location, status, full, kind=source.kind, detail=detail,
+                          seconds=round(time.monotonic() - started, 3))
+        if done is not None:
+            sync.summary = done.summary
+        return sync
+
+    try:
+        client = open_store(source)
+    except SourceConfigError as err:
+        return result("unavailable", detail=str(err))
+    with _source_lock(engine, source.id, wait=budget_seconds is None) as held:
+        if not held:
+            return result("busy", detail="another process is syncing it")
+        try:
+            if source.kind == "s3":
+                done = list_s3(engine, source.id, client.pages, full=full, budget_seconds=budget_seconds)
+            else:
+                done = list_manifest(engine, source.id, source.list_token, client.manifest, full=full,
+                                     budget_seconds=budget_seconds)
+        except StoreError as err:
+            return result("unavailable", detail=f"listing failed: {err.reason} ({err.status or 'no status'}) "
+                                                f"{err.detail[:120]}")
+    if done.complete:
+        return result("synced", done, "manifest unchanged" if done.unchanged else f"{done.listed} listed")
+    if source.kind == "s3":
+        return result("listing", done, f"{done.listed} listed this time; the pass resumes after the last key")
+    return result("too_big", done, f"manifest not read within {budget_seconds:g} s; left to a sync run")
