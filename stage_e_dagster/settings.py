@@ -19,6 +19,7 @@ from typing import Any
 
 from stage_e_dagster.domain.consensus import POLICIES
 from stage_e_dagster.domain.evidence.ocr import ENGINE_NAMES as ENGINES
+from stage_e_dagster.domain.kinds import DEFAULT_MIN_DPI, LANGUAGE_CODES, LANGUAGE_FOLDERS, Conventions
 
 
 class SettingsError(ValueError):
@@ -80,6 +81,20 @@ def _choice(*options: str) -> Callable[[str], str]:
         return value
 
     return parse
+
+
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in value.split(",") if name.strip())
+
+
+def _pairs(value: str) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for item in _names(value):
+        folder, sep, code = item.partition("=")
+        if not sep or not folder.strip() or not code.strip():
+            raise ValueError("expected folder=code pairs separated by commas")
+        pairs.append((folder.strip(), code.strip()))
+    return tuple(pairs)
 
 
 def _path(value: str) -> Path:
@@ -240,6 +255,36 @@ class Settings:
     review_lease_seconds: float = setting(
         "STAGE_E_REVIEW_LEASE_SECONDS", 120.0, "how long a card one reviewer has open is kept from the others",
         _positive_float, shown="120")
+    token_folders: tuple[str, ...] = setting(
+        "STAGE_E_TOKEN_FOLDERS", ("tokens",), "folders (any depth of a source) whose files are tokens; comma list",
+        _names, shown="`tokens`")
+    token_tags: tuple[str, ...] = setting(
+        "STAGE_E_TOKEN_TAGS", ("token",), "bracketed file-name tags that make a token (`Goblin [token].png`); comma "
+        "list", _names, shown="`token`")
+    cardback_folders: tuple[str, ...] = setting(
+        "STAGE_E_CARDBACK_FOLDERS", ("cardbacks",), "folders whose files are card backs; comma list", _names,
+        shown="`cardbacks`")
+    cardback_tags: tuple[str, ...] = setting(
+        "STAGE_E_CARDBACK_TAGS", ("cardback",), "file-name tags that make a card back; comma list", _names,
+        shown="`cardback`")
+    custom_art_tags: tuple[str, ...] = setting(
+        "STAGE_E_CUSTOM_ART_TAGS", ("custom art", "custom-art"), "file-name tags that mark custom art; comma list",
+        _names, shown="`custom art,custom-art`")
+    language_codes: tuple[str, ...] = setting(
+        "STAGE_E_LANGUAGE_CODES", LANGUAGE_CODES, "language codes a file-name tag (`[de]`) or a folder of that name "
+        "sets; comma list", _names, shown="Scryfall's: `" + ",".join(LANGUAGE_CODES) + "`")
+    language_folders: tuple[tuple[str, str], ...] = setting(
+        "STAGE_E_LANGUAGE_FOLDERS", LANGUAGE_FOLDERS, "more folder names that set a language, as `folder=code` "
+        "pairs; comma list", _pairs, shown="English and native names, e.g. `german=de,deutsch=de,japanese=ja` "
+        "(README, Kinds of upload)")
+    min_dpi: int = setting(
+        "STAGE_E_MIN_DPI", DEFAULT_MIN_DPI, "scans under this resolution (pixels over the card's 63 x 88 mm, the "
+        "smaller axis) get no machine vote and go to review as `low-dpi` (applied at `stage-e db upgrade`)",
+        _positive_int)
+    english_match: bool = setting(
+        "STAGE_E_MATCH_FOREIGN_TO_ENGLISH", False, "`on`: a non-English scan is machine-voted onto its English "
+        "printing instead of going to review as `non-english` (applied at `stage-e db upgrade`)", _flag,
+        shown="off")
     test_database_url: str | None = setting(
         "STAGE_E_TEST_DATABASE_URL", None, "tests use this server instead of starting their own", shown="unset")
     test_no_docker: bool = setting(
@@ -271,6 +316,16 @@ def review_page_url(settings: Settings) -> str:
     host = settings.review_host
     host = f"[{host}]" if ":" in host and not host.startswith("[") else host
     return f"http://{host}:{settings.review_port}"
+
+
+def conventions(settings: Settings | None = None) -> Conventions:
+    """The source conventions (`domain.kinds`) the settings name; from the environment when none are given."""
+    settings = settings or Settings.from_env()
+    return Conventions.of(
+        token_folders=settings.token_folders, token_tags=settings.token_tags,
+        cardback_folders=settings.cardback_folders, cardback_tags=settings.cardback_tags,
+        custom_art_tags=settings.custom_art_tags, language_codes=settings.language_codes,
+        language_folders=settings.language_folders)
 
 
 def default_note(field_name: str) -> str:

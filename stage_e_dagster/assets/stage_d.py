@@ -47,9 +47,11 @@ class PrintingVotesConfig(Config):
 
 
 def stage_d_metadata(counters: dict[str, Any]) -> dict[str, Any]:
-    """Materialization metadata from run_stage_d's counters: headline numbers, skips per calculator, speed."""
+    """Materialization metadata from run_stage_d's counters: headline numbers, skips per calculator, the cards no
+    machine may vote on by reason (`ineligible`), speed."""
     metadata: dict[str, Any] = {name: MetadataValue.int(int(counters[name])) for name in _HEADLINE}
     metadata["skips"] = MetadataValue.json(counters["skips"])
+    metadata["ineligible"] = MetadataValue.json(counters.get("ineligible", {}))
     rows = sorted(((calc, reason, n) for calc, reasons in counters["skips"].items() for reason, n in reasons.items()),
                   key=lambda row: (-row[2], row[0], row[1]))
     metadata["skip_reasons"] = MetadataValue.table(

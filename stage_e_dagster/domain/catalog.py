@@ -20,6 +20,8 @@ class PrintingRef:
     released_at: date | None = None
     border_color: str | None = None
     frame: str | None = None
+    layout: str | None = None  # Scryfall's layout: `token`, `double_faced_token` and `emblem` make token printings
+    set_type: str | None = None  # Scryfall's set type of its set, when the catalogue knows it (`token`: a token set)
 
 
 @dataclass(frozen=True)
@@ -33,11 +35,14 @@ class ExpansionRef:
 
 @dataclass(frozen=True)
 class CardRef:
-    """A scan as the calculators see it: its id, the name and expansion hint parsed from its file name."""
+    """A scan as the calculators see it: its id, the name and expansion hint parsed from its file name, its kind
+    (`domain.kinds.KINDS`) and the work rule's reason no machine may vote on it (None: machines may)."""
 
     id: int
     name: str
     expansion_hint: str | None = None
+    kind: str = "card"
+    ineligible: str | None = None
 
 
 def normalise_name(name: str) -> str:

@@ -82,6 +82,9 @@ class CardView:
     evidence: dict[str, Any] | None
     stage_c_skip: str | None
     why: list[str] = field(default_factory=list)
+    ineligible: str | None = None
+    """Why no machine may vote on the card (`domain.kinds.REASONS`), when the work rule names a reason."""
+    kind: str = "card"
     calculator_detail: dict[str, Any] = field(default_factory=dict)
     machine_picks: list[MachinePick] = field(default_factory=list)
     human_votes: list[HumanVote] = field(default_factory=list)

@@ -88,6 +88,8 @@ class StageDPlan:
     log_entries: list[LogEntry] = field(default_factory=list)
     outcomes: dict[str, Counter[str]] = field(default_factory=dict)
     routed: list[int] = field(default_factory=list)
+    ineligible: Counter[str] = field(default_factory=Counter)
+    """Cards no machine may vote on, by the work rule's reason (`domain.kinds.REASONS`)."""
 
     @classmethod
     def empty(cls, registry: Sequence[Calculator] = CALCULATORS) -> StageDPlan:
@@ -145,4 +147,6 @@ def plan_batch(
             plan.outcomes[calc][label] += 1
         if outcome.slow_path is not None:
             plan.routed.append(card.id)
+        if card.ineligible is not None:
+            plan.ineligible[card.ineligible] += 1
     return plan

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from stage_e_dagster.domain.calculators import CALCULATORS, SLOW_PATH_ID, Calculator
 from stage_e_dagster.domain.catalog import normalise_name
+from stage_e_dagster.domain.kinds import DEFAULT_MIN_DPI
 
 STAGE_C_ID = "stage-c-extract-v1"
 """`card_scan_log.anonymous_id` of Stage C's named skips (unreadable, truncated, too large, missing file...)."""
@@ -30,10 +31,31 @@ FILE_SKIPS = ("file-missing", "content-changed", "file-symlink", "not-a-regular-
 copy's file, never carried to its copies; re-ingest clears them by changing the content hash."""
 
 
-def decided_by(registry: Sequence[Calculator] = CALCULATORS) -> str:
-    """The `image_evidence.decided_by` mark Stage D leaves: every calculator id and the router's, so adding a
-    calculator or bumping a version changes it and re-opens every card for Stage D."""
-    return "+".join((*(calc.id for calc in registry), SLOW_PATH_ID))
+def decided_by(registry: Sequence[Calculator] = CALCULATORS, *, min_dpi: int = DEFAULT_MIN_DPI,
+               english_match: bool = False) -> str:
+    """The `image_evidence.decided_by` mark Stage D leaves: every calculator id and the router's, then the
+    eligibility settings it judged under, so adding a calculator, bumping a version or changing an eligibility
+    setting changes it and re-opens every card for Stage D."""
+    calculators = "+".join((*(calc.id for calc in registry), SLOW_PATH_ID))
+    return f"{calculators};min-dpi={min_dpi};english-match={'on' if english_match else 'off'}"
+
+
+def owed_stage(*, missing: bool, current: bool, decided: bool, skipped: bool, kind: str = "card",
+               machine_voted: bool = False) -> str | None:
+    """The work rule for one card (`db/work/rule.sql`'s `card_work_stage`, stated in Python): 'C', 'D' or None.
+
+    `current`: it holds current evidence; `decided`: that evidence carries the current `decided_by` mark;
+    `skipped`: Stage C logged a skip for its bytes; `machine_voted`: it holds a machine vote. A card back with
+    current evidence is owed no Stage D, unless it still holds machine votes (from before it was a card back),
+    which Stage D then withdraws.
+    """
+    if missing:
+        return None
+    if current:
+        if kind == "cardback" and not machine_voted:
+            return None
+        return None if decided else "D"
+    return None if skipped else "C"
 
 
 DECIDED_BY = decided_by()

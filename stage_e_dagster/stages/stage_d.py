@@ -25,6 +25,7 @@ from stage_e_dagster.db.judgement.consensus_store import (
 from stage_e_dagster.db.judgement.evidence_store import mark_decided
 from stage_e_dagster.db.judgement.stage_d_inputs import load_expansions, load_stage_d_inputs
 from stage_e_dagster.db.judgement.votes import LogWriteResult, VoteWriteResult, write_log_entries, write_vote_groups
+from stage_e_dagster.db.work import work_rule
 from stage_e_dagster.domain.calculators import CALCULATORS, Calculator
 from stage_e_dagster.domain.catalog import ExpansionRef
 from stage_e_dagster.domain.stage_d import StageDPlan, outcome_names, plan_batch
@@ -41,9 +42,11 @@ class _Totals:
     log: LogWriteResult = field(default_factory=LogWriteResult)
     consensus: ConsensusResult = field(default_factory=ConsensusResult)
     outcomes: dict[str, Counter[str]] = field(default_factory=dict)
+    ineligible: Counter[str] = field(default_factory=Counter)
 
     def add_plan(self, plan: StageDPlan) -> None:
         self.routed += len(plan.routed)
+        self.ineligible.update(plan.ineligible)
         for calc, counts in plan.outcomes.items():
             self.outcomes[calc].update(counts)
 
@@ -64,7 +67,8 @@ def _process_chunk(
     votes = write_vote_groups(conn, plan.groups, run_id)
     log = write_log_entries(conn, plan.log_entries, run_id)
     decided = [card_id for card_id, evidence in inputs.evidence.items() if evidence is not None]
-    mark_decided(conn, decided, decided_by(registry))
+    min_dpi, english_match = work_rule.eligibility(conn)
+    mark_decided(conn, decided, decided_by(registry, min_dpi=min_dpi, english_match=english_match))
     consensus, _ = recompute_consensus(conn, inputs.cards, policy)
     return len(cards), plan, votes, log, consensus
 
@@ -82,8 +86,9 @@ def run_stage_d(
 
     Counters (JSON-ready): cards, cards_processed, cards_missing; votes_cast, votes_removed, already_voted,
     vote_groups_{inserted,replaced,withdrawn,retired}, race_absorbed; outcomes and skips per calculator;
-    routed_to_review, review_markers_new, abstentions_logged, abstentions_unchanged; cards_{resolved,no_match,
-    unresolved} (states after this run), consensus_changed, newly_resolved; policy, elapsed_s, cards_per_s.
+    routed_to_review, ineligible (cards no machine may vote on, by reason), review_markers_new, abstentions_logged,
+    abstentions_unchanged; cards_{resolved,no_match,unresolved} (states after this run), consensus_changed,
+    newly_resolved; policy, elapsed_s, cards_per_s.
     """
     check_policy(policy)
     started = time.perf_counter()
@@ -124,6 +129,7 @@ def counters(totals: _Totals, requested: int, policy: str, elapsed: float) -> di
         "outcomes": {calc: dict(sorted(counts.items())) for calc, counts in totals.outcomes.items()},
         "skips": StageDPlan(outcomes=totals.outcomes).skips(),
         "routed_to_review": totals.routed,
+        "ineligible": dict(sorted(totals.ineligible.items())),
         "review_markers_new": log.review_marked,
         "abstentions_logged": log.appended,
         "abstentions_unchanged": log.unchanged,

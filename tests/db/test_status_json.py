@@ -56,7 +56,8 @@ def test_status_json_is_one_document_with_every_key(db_url, db_engine, instance,
     result = CliRunner().invoke(main, ["status", "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert set(doc) == {"generated_at", "cards", "backlog", "ledger", "trips", "slots", "queue", "reclaimed"}
+    assert set(doc) == {"generated_at", "cards", "backlog", "ledger", "trips", "slots", "queue", "reclaimed",
+                        "ineligible"}
     assert doc["cards"] == {"total": 8, "new": 2, "evidenced": 5, "awaiting_votes": 1, "with_machine_vote": 3,
                             "in_review": 1, "unresolved": 5, "resolved": 1, "no_match": 1, "missing": 1}
     assert set(doc["cards"]) == CARD_KEYS

@@ -8,12 +8,16 @@ NullPool engine of its own (so no pooled session outlives an upgrade or holds it
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, pool, text
 from sqlalchemy.exc import InterfaceError, OperationalError, ProgrammingError
+
+if TYPE_CHECKING:
+    from stage_e_dagster.db.work import work_rule
 
 from stage_e_dagster.db.core.urls import normalise_url
 
@@ -46,9 +50,18 @@ def upgrade(url: str, revision: str = "head") -> None:
         if revision == "head":
             from stage_e_dagster.db.work import work_rule
 
-            work_rule.sync(engine)
+            work_rule.sync(engine, settings_rule())
     finally:
         engine.dispose()
+
+
+def settings_rule() -> work_rule.Rule:
+    """The code's work rule under the eligibility settings of this process's environment."""
+    from stage_e_dagster.db.work import work_rule
+    from stage_e_dagster.settings import Settings
+
+    settings = Settings.from_env()
+    return work_rule.code_rule(settings.min_dpi, settings.english_match)
 
 
 def head_revision() -> str:
@@ -93,9 +106,10 @@ def _require_head(engine: Engine) -> bool:
     from stage_e_dagster.db.work import work_rule
 
     with engine.connect() as conn:
-        if not work_rule.is_current(conn):
+        if not work_rule.is_current(conn, settings_rule()):
             raise SchemaNotCurrent(
-                "the application database's work rules (extractor versions, calculators) are not this code's: "
-                "run `stage-e db upgrade` once this version is deployed everywhere"
+                "the application database's work rules (extractor versions, calculators, or the eligibility settings "
+                "STAGE_E_MIN_DPI and STAGE_E_MATCH_FOREIGN_TO_ENGLISH) are not this code's: run `stage-e db upgrade` "
+                "once this version and these settings are deployed everywhere"
             )
     return True

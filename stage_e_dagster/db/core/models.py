@@ -84,6 +84,12 @@ class Card(Base):
     printing_status: Mapped[str] = mapped_column(String(16), default="unresolved", server_default="unresolved")
     resolved_printing_id: Mapped[int | None] = mapped_column(ForeignKey("printing.id", ondelete="SET NULL"))
     missing_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    kind: Mapped[str] = mapped_column(String(16), default="card", server_default="card")
+    """`card`, `token` or `cardback`, from the source's folder and file-name conventions (`domain.kinds`)."""
+    language: Mapped[str | None] = mapped_column(String(8))
+    """The language the conventions name (a Scryfall code), None when they name none."""
+    tags: Mapped[list[str]] = mapped_column(ARRAY(Text), default=list, server_default=text("'{}'::text[]"))
+    """The conventions' tags, e.g. `custom-art`."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = _created()
 
@@ -294,7 +300,7 @@ class DispatchLedger(Base):
 
 class WorkRule(Base):
     """The single row naming what "current" means for the work rules: the code's extractor versions, Stage D's
-    `decided_by` mark and Stage C's voter id (written by `db.work.work_rule.sync`)."""
+    `decided_by` mark, Stage C's voter id and the eligibility settings (written by `db.work.work_rule.sync`)."""
 
     __tablename__ = "work_rule"
     __table_args__ = (CheckConstraint("id = 1", name="ck_work_rule_single_row"),)
@@ -303,6 +309,10 @@ class WorkRule(Base):
     current_versions: Mapped[dict[str, str]] = mapped_column(JSONB, server_default=_EMPTY_JSON)
     decided_by: Mapped[str] = mapped_column(Text, server_default="")
     stage_c_id: Mapped[str] = mapped_column(Text, server_default="")
+    min_dpi: Mapped[int] = mapped_column(Integer, server_default="200")
+    """Scans under this resolution get no machine vote (`STAGE_E_MIN_DPI`)."""
+    english_match: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    """Non-English scans may be machine-voted onto their English printings (`STAGE_E_MATCH_FOREIGN_TO_ENGLISH`)."""
     recomputed_through: Mapped[int | None] = mapped_column(BigInteger)
     updated_at: Mapped[datetime] = _created()
 

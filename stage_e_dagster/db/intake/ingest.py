@@ -27,7 +27,7 @@ from stage_e_dagster.db.core.arrays import text_array
 from stage_e_dagster.db.core.models import Card, Source
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
-from stage_e_dagster.domain.filenames import parse_card_filename
+from stage_e_dagster.domain.kinds import Conventions, classify, name_and_hint
 from stage_e_dagster.domain.scan_files import FoundFile, Refused, content_phash, find_images, read_scan, sha256_of
 
 BATCH_SIZE = 200
@@ -64,9 +64,12 @@ def ingest_directory(
     *,
     on_file: Callable[[str], None] | None = None,
     trust_before: float | None = None,
+    conventions: Conventions | None = None,
 ) -> IngestSummary:
     """Register every image under `root` as a card of source `source_key`; `on_file` is called per file seen.
-    `trust_before`: see the module docstring (None reads every file).
+    `trust_before`: see the module docstring (None reads every file). `conventions`: the source conventions that
+    give each card its kind, language and tags (`domain.kinds`; None: the settings' own); every file seen, read or
+    trusted, takes the values they give, so a re-sync after the conventions changed updates every card.
 
     Memory stays flat whatever the number of files: files are handled `BATCH_SIZE` at a time, each batch looking up
     only its own stored rows, and the identifiers seen go to a temp table on the same connection, whose anti-join
@@ -74,6 +77,10 @@ def ingest_directory(
     root = root.resolve()
     if not root.is_dir():
         raise NotADirectoryError(f"{root} is not a directory")
+    if conventions is None:
+        from stage_e_dagster.settings import conventions as settings_conventions
+
+        conventions = settings_conventions()
     with engine.begin() as conn:
         source_id = ensure_source(conn, source_key, root)
     summary = IngestSummary()
@@ -89,9 +96,9 @@ def ingest_directory(
                     continue
                 batch.append(item)
                 if len(batch) >= BATCH_SIZE:
-                    _ingest_batch(conn, root, source_id, batch, summary, on_file, trust_before)
+                    _ingest_batch(conn, root, source_id, batch, summary, on_file, trust_before, conventions)
                     batch = []
-            _ingest_batch(conn, root, source_id, batch, summary, on_file, trust_before)
+            _ingest_batch(conn, root, source_id, batch, summary, on_file, trust_before, conventions)
             summary.vanished = _mark_vanished(conn, source_id)
         finally:
             with suppress(SQLAlchemyError):  # a lost connection takes its temp table with it; keep the first error
@@ -108,9 +115,11 @@ _STORED = text("SELECT identifier, content_sha256, missing_since, size_bytes FRO
 
 
 def _ingest_batch(conn: Connection, root: Path, source_id: int, batch: list[FoundFile], summary: IngestSummary,
-                  on_file: Callable[[str], None] | None, trust_before: float | None) -> None:
+                  on_file: Callable[[str], None] | None, trust_before: float | None,
+                  conventions: Conventions) -> None:
     """Fingerprint one batch of files against their stored rows, upsert the new and changed ones, clear the
-    missing mark of the ones that came back, and record them as seen; one transaction."""
+    missing mark of the ones that came back, bring every one's kind, language and tags in line with the
+    conventions, and record them as seen; one transaction."""
     if not batch:
         return
     identifiers = text_array(item.identifier for item in batch)
@@ -126,7 +135,7 @@ def _ingest_batch(conn: Connection, root: Path, source_id: int, batch: list[Foun
             if on_file:
                 on_file(item.identifier)
             continue
-        row = _fingerprint(item, source_id, summary, root)
+        row = _fingerprint(item, source_id, summary, root, conventions)
         if on_file:
             on_file(item.identifier)
         if row is None:
@@ -140,6 +149,7 @@ def _ingest_batch(conn: Connection, root: Path, source_id: int, batch: list[Foun
             summary.changed += 1
         pending.append(row)
     _upsert(conn, pending)
+    _classify(conn, source_id, batch, conventions)
     back = [identifier for identifier, row in stored.items() if row.missing_since is not None]
     if back:
         conn.execute(update(Card).where(Card.source_id == source_id, Card.identifier.in_(back))
@@ -158,7 +168,33 @@ def _trusted(item: FoundFile, stored_size: int | None, trust_before: float) -> b
     return stat.st_size == stored_size and max(stat.st_mtime, stat.st_ctime) < trust_before
 
 
-def _fingerprint(item: FoundFile, source_id: int, summary: IngestSummary, root: Path) -> dict | None:
+_CLASSIFY = text(
+    """
+    UPDATE card AS c SET kind = v.kind, language = v.language, tags = string_to_array(v.tags, ','),
+           updated_at = now()
+    FROM unnest(CAST(:ids AS text[]), CAST(:kinds AS text[]), CAST(:languages AS text[]), CAST(:tags AS text[]))
+         AS v(identifier, kind, language, tags)
+    WHERE c.source_id = :source AND c.identifier = v.identifier
+      AND (c.kind, c.language, c.tags) IS DISTINCT FROM (v.kind, v.language, string_to_array(v.tags, ','))
+    """
+)
+
+
+def _classify(conn: Connection, source_id: int, batch: list[FoundFile], conventions: Conventions) -> None:
+    """Set the batch's cards' kind, language and tags to what the conventions say of their paths, where they differ
+    (the work rule's trigger then has Stage D judge a changed card again)."""
+    uploads = [classify(item.identifier, conventions) for item in batch]
+    conn.execute(_CLASSIFY, {
+        "source": source_id,
+        "ids": text_array(item.identifier for item in batch),
+        "kinds": text_array(u.kind for u in uploads),
+        "languages": text_array(u.language for u in uploads),
+        "tags": text_array(",".join(sorted(u.tags)) for u in uploads),
+    })
+
+
+def _fingerprint(item: FoundFile, source_id: int, summary: IngestSummary, root: Path,
+                 conventions: Conventions) -> dict | None:
     data = read_scan(root, item.path)
     if isinstance(data, EvidenceSkip):
         summary.refused.append((item.identifier, data.reason))
@@ -166,7 +202,8 @@ def _fingerprint(item: FoundFile, source_id: int, summary: IngestSummary, root: 
     phash = content_phash(io.BytesIO(data)) if data else None
     if phash is None:
         summary.unreadable.append(item.identifier)
-    name, hint = parse_card_filename(item.identifier)
+    name, hint = name_and_hint(item.identifier, conventions)
+    upload = classify(item.identifier, conventions)
     return {
         "source_id": source_id,
         "identifier": item.identifier,
@@ -176,6 +213,9 @@ def _fingerprint(item: FoundFile, source_id: int, summary: IngestSummary, root: 
         "content_sha256": sha256_of(data),
         "content_phash": phash,
         "size_bytes": len(data),
+        "kind": upload.kind,
+        "language": upload.language,
+        "tags": sorted(upload.tags),
     }
 
 
@@ -192,6 +232,9 @@ def _upsert(conn: Connection, rows: list[dict]) -> None:
             "content_sha256": stmt.excluded.content_sha256,
             "content_phash": stmt.excluded.content_phash,
             "size_bytes": stmt.excluded.size_bytes,
+            "kind": stmt.excluded.kind,
+            "language": stmt.excluded.language,
+            "tags": stmt.excluded.tags,
             "missing_since": None,
             "updated_at": func.now(),
         },

@@ -4,7 +4,9 @@ A handful of set-based queries per batch, never one per card. Evidence is *curre
 equals the card's and its `extractor_versions` contain every current extractor version; a card without current
 evidence gets None (the calculators abstain with `no-evidence`). Candidates are the printings whose normalised
 name equals the card's, or, for a name with none, printings with a face of that name (a double-faced card
-scanned and named by its front).
+scanned and named by its front). Each card carries its kind and the work rule's reason no machine may vote on it
+(`card_ineligibility`, `db/work/rule.sql`); the catalogue holds no set types, so a printing's `set_type` is None and
+its layout alone says whether it is a token printing.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ EVIDENCE_FIELDS = tuple(f.name for f in fields(Evidence))
 _PRINTING_FIELDS = len(fields(PrintingRef))
 # In PrintingRef's field order, then the grouping key: rows become PrintingRef(*row[:-1]).
 _PRINTING_COLUMNS = (
-    "id, scryfall_id, name, set_code, collector_number, released_at, border_color, frame, name_normalised"
+    "id, scryfall_id, name, set_code, collector_number, released_at, border_color, frame, layout, "
+    "CAST(NULL AS text) AS set_type, name_normalised"
 )
 
 _CARDS = text(
-    "SELECT id, name, name_normalised, expansion_hint FROM card WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id"
+    "SELECT id, name, name_normalised, expansion_hint, kind, card_ineligibility(id) AS ineligible FROM card "
+    "WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id"
 )
 _EVIDENCE = text(
     f"SELECT e.card_id, {', '.join('e.' + name for name in EVIDENCE_FIELDS)} "
@@ -99,7 +103,7 @@ def load_stage_d_inputs(
         return inputs
     names: dict[int, str] = {}
     for row in conn.execute(_CARDS, {"ids": int_array(ids)}):
-        inputs.cards[row.id] = CardRef(row.id, row.name, row.expansion_hint)
+        inputs.cards[row.id] = CardRef(row.id, row.name, row.expansion_hint, row.kind, row.ineligible)
         names[row.id] = row.name_normalised
     evidence = load_current_evidence(conn, inputs.cards)
     candidates = load_candidates(conn, names.values())

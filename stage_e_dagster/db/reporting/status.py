@@ -3,8 +3,9 @@
 `format_status` renders it for people and `status_document` as one JSON document for scripts (its keys are a
 contract, documented in the README). What each count costs: the backlog and the funnel's "new" and "awaiting votes"
 read the work queue (as small as the work); the ledger and trip counts read tables that grow with batches and trips.
-Three counts read in proportion to the catalogue of scans: cards by state (one pass over `card`), "with a machine
-vote" (one pass over the machine votes) and the review queue (every card ever routed to review, joined to `card`).
+Four counts read in proportion to the catalogue of scans: cards by state (one pass over `card`), "with a machine
+vote" (one pass over the machine votes), the review queue (every card ever routed to review, joined to `card`) and
+the cards no machine may vote on by reason (the work rule's `card_ineligibility` for every present card).
 At 1M cards they make the whole read take seconds, not milliseconds (docs/performance.md, "Scale"): fine for a
 command an operator runs, not for something polled every second.
 
@@ -25,6 +26,7 @@ from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.db.slots.holders import SlotHolder, list_slot_holders
 from stage_e_dagster.db.work.queue import backlog
 from stage_e_dagster.domain.calculators import MACHINE_PREFIX
+from stage_e_dagster.domain.kinds import REASONS
 
 LEDGER_STATUSES = ("running", "completed", "throttled", "halted", "failed")
 CONSENSUS_STATES = ("unresolved", "resolved", "no_match", "missing")
@@ -43,6 +45,8 @@ class PipelineStatus:
     funnel: dict[str, int] = field(default_factory=dict)
     """`new` (owed Stage C), `awaiting_votes` (owed Stage D), `with_machine_vote` (cards holding a machine vote)."""
     slot_holders: list[SlotHolder] = field(default_factory=list)
+    ineligible: dict[str, int] = field(default_factory=dict)
+    """Present cards no machine may vote on, by the work rule's reason (`card_ineligibility`)."""
 
 
 _CARDS = ("SELECT CASE WHEN missing_since IS NOT NULL THEN 'missing' ELSE printing_status END, count(*) "
@@ -52,6 +56,9 @@ _FUNNEL = (
     "(SELECT count(*) FROM card_work WHERE stage = 'D') AS awaiting_votes, "
     "(SELECT count(DISTINCT card_id) FROM card_printing_tag WHERE anonymous_id LIKE :machine) AS with_machine_vote"
 )
+
+_INELIGIBLE = ("SELECT reason, count(*) FROM (SELECT card_ineligibility(c.id) AS reason FROM card AS c "
+               "WHERE c.missing_since IS NULL) AS judged WHERE reason IS NOT NULL GROUP BY reason")
 
 
 def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
@@ -63,6 +70,7 @@ def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
         work = backlog(conn)
         latest = ledger.recent(conn, recent)
         open_trips = trips.open_trips(conn)
+        ineligible = dict(conn.execute(text(_INELIGIBLE)).all())
     holders = list_slot_holders(engine.url)
     return PipelineStatus(
         cards={k: int(v) for k, v in cards.items()},
@@ -74,6 +82,7 @@ def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
         slots_held=len(holders),
         funnel={k: int(v) for k, v in funnel.items()},
         slot_holders=holders,
+        ineligible={reason: int(ineligible.get(reason, 0)) for reason in REASONS},
     )
 
 
@@ -105,6 +114,8 @@ def format_status(status: PipelineStatus) -> str:
         "batches",
         f"batches:  {counts(status.batches)}",
         f"review:   {status.review_queue} cards await a human",
+        f"no vote:  {counts({r: n for r, n in status.ineligible.items() if n})} (cards no machine may vote on, by "
+        "reason)",
         f"slots:    {status.slots_held} OCR slots held",
     ]
     if status.open_trips:
@@ -158,4 +169,5 @@ def status_document(status: PipelineStatus, queue: dict[str, Any], reclaimed: li
         },
         "queue": {key: queue.get(key) for key in ("reachable", "queued", "started", "error")},
         "reclaimed": list(reclaimed or []),
+        "ineligible": {reason: int(status.ineligible.get(reason, 0)) for reason in REASONS},
     }

@@ -98,11 +98,13 @@ class QueueEntry:
     version: str
     claimed_by: str | None
     voted_by_reviewer: bool
+    ineligible: str | None = None
+    """Why no machine may vote on the card, when its routing names a reason."""
 
 
 def _entry(row: Any) -> QueueEntry:
     return QueueEntry(row.card_id, row.identifier, row.name, row.routed, row.version, row.claimed_by,
-                      row.voted_by_reviewer)
+                      row.voted_by_reviewer, (row.marker_detail or {}).get("ineligible"))
 
 
 def awaiting_condition() -> str:
@@ -264,6 +266,7 @@ def load_card_view(conn: Connection, card_id: int, policy: str = "funnel") -> Ca
         source_key=conn.execute(_SOURCE, {"card_id": card_id}).scalar_one(), printing_status=row.printing_status,
         resolved_printing_id=row.resolved_printing_id, queue_state=_queue_state(row), version=row.version,
         routed=bool(row.routed), evidence=shown, stage_c_skip=skip, why=list(detail.get("why") or []),
+        ineligible=detail.get("ineligible"), kind=detail.get("kind") or "card",
         calculator_detail={calc.label: detail[calc.label.replace("-", "_")] for calc in CALCULATORS
                            if calc.label.replace("-", "_") in detail},
         machine_picks=picks, human_votes=humans, candidates=ordered,

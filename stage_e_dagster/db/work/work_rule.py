@@ -1,6 +1,7 @@
 """What "current" means in the database, and keeping `card_work` true to it.
 
-`work_rule` holds the code's extractor versions, Stage D's `decided_by` mark and Stage C's voter id; the SQL
+`work_rule` holds the code's extractor versions, Stage D's `decided_by` mark, Stage C's voter id and the eligibility
+settings (`STAGE_E_MIN_DPI`, `STAGE_E_MATCH_FOREIGN_TO_ENGLISH`, applied at `stage-e db upgrade`); the SQL
 function `card_work_stage` (`rule.sql`) reads it, and triggers keep `card_work` equal to that function for every
 card as rows change. When a deploy changes the rule (an extractor or calculator version bump), `sync` writes the new
 rule and recomputes every card in id chunks; the position is stored, so a recompute cut short resumes where it
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, text
 
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
-from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
+from stage_e_dagster.domain.kinds import DEFAULT_MIN_DPI
+from stage_e_dagster.domain.work import STAGE_C_ID, decided_by
 
 logger = logging.getLogger(__name__)
 
@@ -33,10 +35,20 @@ class Rule:
     current_versions: dict[str, str]
     decided_by: str
     stage_c_id: str
+    min_dpi: int = DEFAULT_MIN_DPI
+    english_match: bool = False
 
 
-CODE_RULE = Rule(dict(EXTRACTOR_VERSIONS), DECIDED_BY, STAGE_C_ID)
-"""The rule of the code running now."""
+def code_rule(min_dpi: int = DEFAULT_MIN_DPI, english_match: bool = False) -> Rule:
+    """The rule of the code running now under these eligibility settings (`STAGE_E_MIN_DPI`,
+    `STAGE_E_MATCH_FOREIGN_TO_ENGLISH`); they are part of Stage D's `decided_by` mark, so changing one re-opens
+    every card for Stage D."""
+    return Rule(dict(EXTRACTOR_VERSIONS), decided_by(min_dpi=min_dpi, english_match=english_match), STAGE_C_ID,
+                min_dpi, english_match)
+
+
+CODE_RULE = code_rule()
+"""The rule of the code running now, under the default eligibility settings."""
 
 _RECOMPUTE = text(
     """
@@ -57,8 +69,16 @@ _RECOMPUTE = text(
 def stored_rule(conn: Connection) -> tuple[Rule, int | None]:
     """The rule in the database and how far its recompute got (None: complete)."""
     row = conn.execute(text(
-        "SELECT current_versions, decided_by, stage_c_id, recomputed_through FROM work_rule WHERE id = 1")).one()
-    return Rule(dict(row.current_versions), row.decided_by, row.stage_c_id), row.recomputed_through
+        "SELECT current_versions, decided_by, stage_c_id, min_dpi, english_match, recomputed_through "
+        "FROM work_rule WHERE id = 1")).one()
+    rule = Rule(dict(row.current_versions), row.decided_by, row.stage_c_id, row.min_dpi, row.english_match)
+    return rule, row.recomputed_through
+
+
+def eligibility(conn: Connection) -> tuple[int, bool]:
+    """The eligibility settings the database's rule applies: (min_dpi, english_match)."""
+    row = conn.execute(text("SELECT min_dpi, english_match FROM work_rule WHERE id = 1")).one()
+    return int(row.min_dpi), bool(row.english_match)
 
 
 def is_current(conn: Connection, rule: Rule = CODE_RULE) -> bool:
@@ -88,12 +108,14 @@ def sync(engine: Engine, rule: Rule = CODE_RULE, chunk: int = CHUNK,
             if stored != rule:
                 conn.execute(
                     text("UPDATE work_rule SET current_versions = CAST(:versions AS jsonb), decided_by = :decided, "
-                         "stage_c_id = :stage_c, recomputed_through = 0, updated_at = now() WHERE id = 1"),
+                         "stage_c_id = :stage_c, min_dpi = :min_dpi, english_match = :english_match, "
+                         "recomputed_through = 0, updated_at = now() WHERE id = 1"),
                     {"versions": json.dumps(rule.current_versions), "decided": rule.decided_by,
-                     "stage_c": rule.stage_c_id},
+                     "stage_c": rule.stage_c_id, "min_dpi": rule.min_dpi, "english_match": rule.english_match},
                 )
                 position = 0
-                logger.warning("work rules changed (extractor versions or calculators): recomputing every card")
+                logger.warning("work rules changed (extractor versions, calculators or eligibility settings): "
+                               "recomputing every card")
             top = int(conn.execute(text("SELECT coalesce(max(id), 0) FROM card")).scalar_one())
             conn.commit()
             if position is None:

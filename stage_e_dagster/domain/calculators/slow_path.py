@@ -15,6 +15,7 @@ from stage_e_dagster.domain.calculators.registry import CALCULATORS, UNTIL_HIT, 
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.model import Evidence
+from stage_e_dagster.domain.kinds import CARD_BACK, printing_fits
 
 SLOW_PATH_ID = "stage-d-slow-path-v1"
 TO_REVIEW = "to-review"
@@ -73,14 +74,18 @@ def route(card: CardRef, results: Mapping[str, Result], evidence: Evidence | Non
     """
     if any(calc.is_hit(results.get(calc.id)) for calc in registry):
         return None
+    why = [f"{calc.label}:{outcome_label(results.get(calc.id))}" for calc in registry]
     detail: dict[str, Any] = {
-        "why": [f"{calc.label}:{outcome_label(results.get(calc.id))}" for calc in registry],
+        "why": [f"ineligible:{card.ineligible}", *why] if card.ineligible is not None else why,
         **{calc.label.replace("-", "_"): describe(results.get(calc.id)) for calc in registry},
         "evidence": evidence_summary(evidence),
         "evidence_version": evidence_version_key(evidence),
         "name": card.name,
         "expansion_hint": card.expansion_hint,
+        "kind": card.kind,
     }
+    if card.ineligible is not None:
+        detail["ineligible"] = card.ineligible
     return Abstention(card_id=card.id, anonymous_id=SLOW_PATH_ID, skip_reason=TO_REVIEW, detail=detail)
 
 
@@ -100,6 +105,20 @@ class CalculatorOutcome:
         return labels
 
 
+def _ineligible(card: CardRef, evidence: Evidence | None, registry: Sequence[Calculator]) -> CalculatorOutcome:
+    """A card no machine may vote on: every calculator abstains with the work rule's reason, and the card goes to
+    review with it (a card back, which shows no card, goes nowhere)."""
+    reason = card.ineligible
+    outcome = CalculatorOutcome()
+    for calc in registry:
+        outcome.results[calc.id] = Abstention(card_id=card.id, anonymous_id=calc.id, skip_reason=reason,
+                                              detail={"ineligible": reason, "kind": card.kind})
+    if reason != CARD_BACK:
+        outcome.slow_path = route(card, outcome.results, evidence, registry)
+    outcome.abstentions.extend(r for r in (*outcome.results.values(), outcome.slow_path) if r is not None)
+    return outcome
+
+
 def run_calculators(
     card: CardRef,
     evidence: Evidence | None,
@@ -108,8 +127,12 @@ def run_calculators(
     registry: Sequence[Calculator] = CALCULATORS,
 ) -> CalculatorOutcome:
     """Run the registry's calculators in order (an `until-hit` one only while no confident hit exists yet), then
-    the router."""
+    the router. The calculators see only the candidates the card's kind may be voted onto (a token's token
+    printings, a card's other printings); a card the work rule names ineligible gets no calculator at all."""
+    if card.ineligible is not None:
+        return _ineligible(card, evidence, registry)
     outcome = CalculatorOutcome()
+    candidates = [p for p in candidates if printing_fits(card.kind, p.layout, p.set_type)]
     hit = False
     for calc in registry:
         if calc.runs == UNTIL_HIT and hit:

@@ -9,9 +9,9 @@ Revision ID: 0011
 Revises: 0010
 """
 
-from alembic import op
+from pathlib import Path
 
-from stage_e_dagster.db.work.predicates import work_rule_sql
+from alembic import op
 
 revision = "0011"
 down_revision = "0010"
@@ -19,8 +19,12 @@ branch_labels = None
 depends_on = None
 
 
+FROZEN_RULE = Path(__file__).with_name("0011_rule.sql")
+"""The rule's text as this revision loaded it (a frozen copy of `db/work/rule.sql` at the time)."""
+
+
 def upgrade() -> None:
-    op.execute(work_rule_sql())
+    op.execute(FROZEN_RULE.read_text(encoding="utf-8"))
 
 
 def downgrade() -> None:
