@@ -178,7 +178,8 @@ def _pools(catalog: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 def plan_kinds(catalog: list[dict[str, Any]], count: int, seed: int = 0) -> list[KindScan]:
     """`count` scans drawn in `KIND_SHARES` from a catalogue `extend_catalog` made (kinds with an empty pool are
-    drawn again), each with a source-relative path following the default conventions."""
+    drawn again), each with a source-relative path following the default conventions (paths may repeat: a
+    writer makes them unique with a trailing " (n)", which the file-name rules drop)."""
     rng = random.Random(f"kinds:{seed}")
     pools = _pools(catalog)
     out: list[KindScan] = []
@@ -186,7 +187,7 @@ def plan_kinds(catalog: list[dict[str, Any]], count: int, seed: int = 0) -> list
         kind = draw_kind(rng)
         if kind == "card-back":
             tagged = rng.random() < 0.5
-            path = f"back {len(out)} [cardback].jpg" if tagged else f"cardbacks/back {len(out)}.jpg"
+            path = "back [cardback].jpg" if tagged else "cardbacks/back.jpg"
             out.append(KindScan(kind, None, None, path, None, None))
             continue
         if not pools[kind]:
@@ -199,7 +200,7 @@ def plan_kinds(catalog: list[dict[str, Any]], count: int, seed: int = 0) -> list
         if kind == "numberless":
             path = f"{name}.jpg"
         elif kind == "token":
-            path = f"tokens/{name} {len(out)}.jpg" if rng.random() < 0.5 else f"{name} {len(out)} [token].jpg"
+            path = f"tokens/{name}.jpg" if rng.random() < 0.5 else f"{name} [token].jpg"
         elif kind in ("language-marker", "foreign"):
             lang = rng.choice(MARKER_LANGUAGES)
             drawn = {**card, "lang": lang}

@@ -124,7 +124,7 @@ def _plan_kinds(catalog: list[dict[str, Any]], cards: int, seed: int, degraded_f
         parent, _, name = planned.path.rpartition("/")
         folder = scans / f"{index // SCANS_PER_DIR:03d}" / parent
         stem, ext = name.rsplit(".", 1)
-        path = folder / f"{_UNSAFE.sub('-', stem).strip(' .') or 'card'} {index}.{ext}"
+        path = folder / f"{_UNSAFE.sub('-', stem).strip(' .') or 'card'} ({index}).{ext}"
         jobs.append(_Job(planned.drawn, path, long_side, bleed, rng.getrandbits(31), degradation, planned.kind,
                          planned.card))
     return jobs
