@@ -106,7 +106,7 @@ def test_a_unique_pre_1998_card_is_decided_without_review_and_without_the_fallba
 
 @pytest.mark.parametrize(("evidence", "reason"), [
     (None, "no-evidence"),
-    (ev(1995, "white", number="99"), "numbered"),  # a number read: the join key's card
+    (ev(1995, "white", number="99"), "numbered"),  # a number of the name's printings read: the join key's card
     (ev(None, "white"), "not-numberless-era"),  # no year read: nothing says the card is old
     (ev(2009, "black"), "not-numberless-era"),
 ])
@@ -127,3 +127,8 @@ def test_an_ambiguous_border_claims_nothing() -> None:
     result = decide(ev(1995, AMBIGUOUS_BORDER))
     assert isinstance(result, Abstention) and result.skip_reason == "ambiguous"
     assert sorted(result.detail["candidate_ids"]) == [P4ED.id, CHR.id, ICE.id]
+
+
+def test_a_number_no_printing_has_is_a_misread_speck_and_does_not_stop_the_calculator() -> None:
+    result = decide(ev(1997, "white", number="5"))
+    assert isinstance(result, Vote) and result.printing_id == P5ED.id

@@ -105,8 +105,8 @@ def test_run_calculators_no_match_vote_is_written_and_reviewed() -> None:
     evidence = ev(collector_number="77", set_code="znr", symbol_phash=references["znr"])
     outcome = run_calculators(CARD, evidence, CANDIDATES, symbols)
     assert [v.is_no_match for v in outcome.votes] == [True]
-    # the era calculator does not apply to a numbered card; the symbol rules both printings out
-    assert [a.skip_reason for a in outcome.abstentions] == ["numbered", "eliminated", TO_REVIEW]
+    # the era calculator does not apply to a card with no old copyright year; the symbol rules both printings out
+    assert [a.skip_reason for a in outcome.abstentions] == ["not-numberless-era", "eliminated", TO_REVIEW]
 
 
 def test_evidence_version_key_changes_with_the_bytes_and_the_versions() -> None:

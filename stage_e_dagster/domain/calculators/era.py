@@ -2,9 +2,10 @@
 
 Cards printed before mid-1998 carry no collector number, so the join key has nothing to match. What tells their
 printings apart is the name, the set symbol, the frame, the border colour and the copyright year on the bottom
-line ("© 1995"). The calculator applies only to a scan with no collector number read and a copyright year from
-that era; its candidates are the name's printings released before numbers were printed, in an old frame. Each
-check either has no reading or keeps the candidates it cannot rule out:
+line ("© 1995"). The calculator applies only to a scan with a copyright year from that era and no collector number
+read (or one that no printing of the name has: a speck of the frame read as a digit); its candidates are the name's
+printings released before numbers were printed, in an old frame. Each check either has no reading or keeps the
+candidates it cannot rule out:
 
 - year: the printing's set came out in the copyright year or the year after;
 - border: the printing's border colour is the scan's (an ambiguous band claims nothing);
@@ -120,7 +121,8 @@ def decide_era(card: CardRef, evidence: Evidence | None, candidates: Sequence[Pr
         return _skip(card, "no-evidence", rescannable=True)
     if evidence.truncated:
         return _skip(card, "truncated-image")
-    if normalise_collector_number(evidence.collector_number):
+    number = normalise_collector_number(evidence.collector_number)
+    if number and any(normalise_collector_number(p.collector_number) == number for p in candidates):
         return _skip(card, "numbered")
     year = evidence.copyright_year
     if year is None or year >= NUMBERED_FROM.year + 1:
