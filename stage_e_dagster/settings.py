@@ -279,11 +279,12 @@ class Settings:
         "(README, Kinds of upload)")
     min_dpi: int = setting(
         "STAGE_E_MIN_DPI", DEFAULT_MIN_DPI, "scans under this resolution (pixels over the card's 63 x 88 mm, the "
-        "smaller axis) get no machine vote and go to review as `low-dpi` (applied at `stage-e db upgrade`)",
+        "smaller axis) get no machine vote and go to review as `low-dpi` (applied by the next `stage-e db upgrade` or "
+        "`stage-e dev`)",
         _positive_int)
     english_match: bool = setting(
         "STAGE_E_MATCH_FOREIGN_TO_ENGLISH", False, "`on`: a non-English scan is machine-voted onto its English "
-        "printing instead of going to review as `non-english` (applied at `stage-e db upgrade`)", _flag,
+        "printing instead of going to review as `non-english` (applied like `STAGE_E_MIN_DPI`)", _flag,
         shown="off")
     test_database_url: str | None = setting(
         "STAGE_E_TEST_DATABASE_URL", None, "tests use this server instead of starting their own", shown="unset")

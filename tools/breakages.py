@@ -106,6 +106,18 @@ BREAKAGES = (
         (('    """The envelope\'s default host-load ceiling: twice the CPU count."""\n    return 2.0 * cpus()',
           '    """The envelope\'s default host-load ceiling: twice the CPU count."""\n    return 1.0 * cpus()'),),
         ("tests/db/test_governor.py::test_the_defaults_never_trip_under_the_work_they_were_sized_for",)),
+    Breakage(
+        "card backs owed Stage D like any card", "stage_e_dagster/db/work/rule.sql",
+        (("""        WHEN e.card_id IS NOT NULL AND c.kind = 'cardback'
+             AND NOT EXISTS (SELECT 1 FROM card_printing_tag t WHERE t.card_id = c.id
+                             AND t.anonymous_id LIKE 'stage-d-%') THEN NULL
+""", ""),),
+        ("tests/db/test_work_queue.py::test_the_queue_and_the_full_rule_agree_whatever_is_written",)),
+    Breakage(
+        "tokens and cards voted onto any printing of their name", "stage_e_dagster/domain/calculators/slow_path.py",
+        (("    candidates = [p for p in candidates if printing_fits(card.kind, p.layout, p.set_type)]\n", ""),),
+        ("tests/unit/test_calculators_kinds.py", "tests/db/test_eligibility_e2e.py::"
+         "test_each_kind_gets_its_eligibility_and_its_reason")),
 )
 
 

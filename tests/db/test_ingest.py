@@ -6,11 +6,12 @@ import os
 
 import pytest
 from PIL import Image
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import Card
 from stage_e_dagster.db.intake.ingest import ingest_directory
+from stage_e_dagster.domain.kinds import Conventions
 
 
 def _png(path, colour=(200, 10, 10), size=(63, 88)):
@@ -96,3 +97,39 @@ def test_pipes_and_other_special_files_are_refused_not_read(db_engine, scans):
     os.mkfifo(scans / "Stalled [M20].png")  # reading it would block forever
     summary = ingest_directory(db_engine, scans, "local")
     assert ("Stalled [M20].png", "not a regular file") in summary.refused
+
+
+def test_each_card_takes_its_kind_language_and_tags_from_the_conventions(db_url, db_engine, tmp_path):
+    root = tmp_path / "kinds"
+    for name in ("tokens/Goblin.png", "cardbacks/Back.png", "Opt [custom art] [XLN].png", "german/Opt.png",
+                 "Opt [ja] [M20] [token].png", "Spielsteine/Elf.png"):
+        _png(root / name, colour=(len(name), 20, 30))
+    ingest_directory(db_engine, root, "kinds")
+    seen = {i: (c.kind, c.language, sorted(c.tags), c.name, c.expansion_hint) for i, c in _cards(db_url).items()}
+    assert seen == {
+        "tokens/Goblin.png": ("token", None, [], "Goblin", None),
+        "cardbacks/Back.png": ("cardback", None, [], "Back", None),
+        "Opt [custom art] [XLN].png": ("card", None, ["custom-art"], "Opt", "xln"),
+        "german/Opt.png": ("card", "de", [], "Opt", None),
+        "Opt [ja] [M20] [token].png": ("token", "ja", [], "Opt", "m20"),
+        "Spielsteine/Elf.png": ("card", None, [], "Elf", None),
+    }
+
+    # An operator's conventions: a re-sync (even one trusting every file unchanged) brings every card in line, and
+    # the work rule has Stage D judge a card whose values changed again.
+    with db_engine.begin() as conn:
+        conn.execute(text("INSERT INTO image_evidence (card_id, content_sha256, extractor_versions, decided_by) "
+                          "SELECT c.id, c.content_sha256, r.current_versions, r.decided_by FROM card c, work_rule r"))
+        assert conn.execute(text("SELECT count(*) FROM card_work WHERE stage = 'D'")).scalar() == 0
+    mine = Conventions.of(token_folders=["spielsteine"], token_tags=[], cardback_folders=["cardbacks"],
+                          cardback_tags=[], custom_art_tags=["custom art"], language_codes=["de", "ja"],
+                          language_folders=[])
+    summary = ingest_directory(db_engine, root, "kinds", trust_before=float("inf"), conventions=mine)
+    assert summary.trusted == 6
+    kinds = {i: (c.kind, c.language) for i, c in _cards(db_url).items()}
+    assert kinds["tokens/Goblin.png"] == ("card", None) and kinds["Spielsteine/Elf.png"] == ("token", None)
+    assert kinds["german/Opt.png"] == ("card", None) and kinds["Opt [ja] [M20] [token].png"] == ("card", "ja")
+    with db_engine.connect() as conn:
+        reopened = set(conn.execute(text("SELECT c.identifier FROM card_work w JOIN card c ON c.id = w.card_id "
+                                         "WHERE w.stage = 'D'")).scalars())
+    assert reopened == {"tokens/Goblin.png", "Spielsteine/Elf.png", "german/Opt.png", "Opt [ja] [M20] [token].png"}

@@ -40,4 +40,5 @@ def test_the_review_page_address_comes_from_settings():
     assert review_page_url(Settings()) == "http://127.0.0.1:8765"
     assert review_page_url(Settings(review_host="::1", review_port=9000)) == "http://[::1]:9000"
     assert review_page_url(Settings.from_env({"STAGE_E_REVIEW_BASE_URL": "https://r.example/x/"})) == "https://r.example/x"
-    assert "tok" not in repr(Settings.from_env({"STAGE_E_REVIEW_TOKEN": "tok", "STAGE_E_REVIEW_ADMIN_TOKEN": "tok"}))
+    secret = "s3cr3t-review-token"
+    assert secret not in repr(Settings.from_env({"STAGE_E_REVIEW_TOKEN": secret, "STAGE_E_REVIEW_ADMIN_TOKEN": secret}))

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from sqlalchemy import text
 
 from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.stages.stage_d import run_stage_d
 from testkit.review import Browserless, card_state, human_votes, serve
 
 
@@ -197,3 +198,18 @@ def test_serve_beyond_loopback_draws_a_token_and_prints_it(review_db, monkeypatc
     monkeypatch.setenv("STAGE_E_REVIEW_TOKEN", "configured-token")
     configured = CliRunner().invoke(main, ["review", "serve"])
     assert "access token (from STAGE_E_REVIEW_TOKEN): configured-token" in configured.output
+
+
+def test_the_page_and_the_grid_show_why_no_machine_may_vote(review_db, corpus):
+    card = _confirm_card(corpus).card_id
+    with get_engine(review_db).begin() as conn:  # filed as custom art: the work rule has Stage D judge it again
+        conn.execute(text("UPDATE card SET tags = '{custom-art}' WHERE id = :id"), {"id": card})
+    run_stage_d(get_engine(review_db), [card], "rerun")
+    with serve(review_db) as base:
+        alice = Browserless(base)
+        alice.signin("alice")
+        page = alice.get(f"/card/{card}").text
+        assert 'id="ineligible"' in page and "<b>custom-art</b>" in page and "No machine vote." in page
+        assert '<span class="badge ineligible">custom-art</span>' in alice.get("/grid").text
+        others = [scan.card_id for scan in corpus if scan.card_id != card]
+        assert all('id="ineligible"' not in alice.get(f"/card/{other}").text for other in others)
