@@ -4,7 +4,10 @@ the Stage D calculators make of the evidence (machine coverage and precision), f
 Sets (`bench/stage_c_sets.py`): from the first renderer, the one the reader is tuned on (`demo.hard` profiles),
 "demo" (the demo's scans), "unseen" (fonts and layouts the demo does not use, 1040-1680 px) and "hard" (720-1680
 px, 80% heavily degraded); from the second renderer, held out from tuning (`demo.holdout`), "holdout" (its own
-catalogue, fonts, layout and damage; 720-1680 px, 80% heavily degraded). Scans are rendered first (in worker
+catalogue, fonts, layout and damage; 720-1680 px, 80% heavily degraded); and "kinds", every kind of upload
+(tokens, card backs, custom-art and foreign-tagged files, suffixed numbers, cards without collector numbers,
+language markers), with one line per kind: number read, machine coverage and precision, and where the cards went
+(the reason no machine may vote, `domain.kinds`; review; a machine hit). Scans are rendered first (in worker
 processes), then every measurement runs in this one process, one worker, OMP_THREAD_LIMIT=1:
 
 - project: `extract_evidence` with the catalogue and the card's name, as a wired worker runs it;
@@ -17,8 +20,8 @@ The readers take turns card by card, so a shared host's changing load weighs on 
 are both reported. At the end the sets are printed side by side (accuracy per height and per damage bucket,
 Stage D, the project's cost as a ratio to the naive read). Prints figures and ratios measured in the same run;
 asserts nothing.
-Usage: python bench/stage_c.py [--cards N] [--sets demo,unseen,hard,holdout] [--seed N] [--escalation-tessdata DIR]
-       [--quick] [--pixel-thread] [--drop-steps deblurred-grey,...] [--no-line-filters]
+Usage: python bench/stage_c.py [--cards N] [--sets demo,unseen,hard,holdout,kinds] [--seed N]
+       [--escalation-tessdata DIR] [--quick] [--pixel-thread] [--drop-steps deblurred-grey,...] [--no-line-filters]
 Levers measured by taking them out: `--drop-steps` leaves reader ladder steps out, `--no-line-filters` keeps every
 band of the collector crop as a line.
 """
@@ -39,14 +42,19 @@ from PIL import Image
 from stage_c_sets import RENDERER, Scan, World, Worlds, plan_set
 
 import testkit
-from stage_e_dagster.domain.calculators import run_calculators
+from stage_e_dagster.demo.forms import SCAN_KINDS
+from stage_e_dagster.demo.render import scan_size
+from stage_e_dagster.domain.calculators import CalculatorOutcome, run_calculators
 from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID
 from stage_e_dagster.domain.catalog import CardRef
+from stage_e_dagster.domain.decisions import Vote
 from stage_e_dagster.domain.evidence import collector
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.load import load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine, find_tessdata
+from stage_e_dagster.domain.evidence.parse import normalise_collector_number
+from stage_e_dagster.domain.kinds import classify, machine_ineligibility, name_and_hint
 
 _NAIVE_NUMBER = re.compile(r"(\d{1,4})\s*/\s*\d{1,4}")
 
@@ -103,12 +111,28 @@ def project_reader(world: World, engine: CountingEngine, escalation: CountingEng
     def read(scan: Scan, blob: bytes, run: Run) -> None:
         found = extract_evidence(blob, known_set_codes=world.known, engine=engine, escalation=escalation,
                                  catalog=world.read_catalog if with_catalog else None,
-                                 name=scan.card["name"] if with_catalog else None, timings=run.timings,
+                                 name=card_name(scan) if with_catalog else None, timings=run.timings,
                                  executor=pixels)
         assert isinstance(found, Evidence)
         run.evidence.append(found)
 
     return read
+
+
+def card_name(scan: Scan) -> str:
+    """The card name a worker is given: the file name's (by the source conventions) where the scan has a path."""
+    return name_and_hint(scan.path)[0] if scan.path else scan.card["name"]
+
+
+def card_ref(index: int, scan: Scan) -> CardRef:
+    """The scan as Stage D sees it; with a path, its kind and the reason no machine may vote, as the work rule
+    derives them from the conventions and the pixel size."""
+    if scan.path is None:
+        return CardRef(index, scan.card["name"])
+    upload = classify(scan.path)
+    width, height = scan_size(scan.height, scan.plan.bleed)
+    return CardRef(index, card_name(scan), name_and_hint(scan.path)[1], kind=upload.kind,
+                   ineligible=machine_ineligibility(upload, width, height))
 
 
 def naive_reader(engine: CountingEngine) -> Reader:
@@ -177,10 +201,15 @@ def stage_d(world: World, plans: list[Scan], run: Run) -> Counter[str]:
     """Join-key, fallback and machine coverage/precision over the extracted evidence (no database)."""
     counts: Counter[str] = Counter()
     for index, (scan, found) in enumerate(zip(plans, run.evidence, strict=True)):
-        truth = world.printings[scan.card["id"]]
-        candidates = world.by_name[scan.card["name"]]
-        outcome = run_calculators(CardRef(index, scan.card["name"]), found, candidates, world.expansions)
+        card = card_ref(index, scan)
+        candidates = world.by_name.get(card.name, [])
+        outcome = run_calculators(card, found, candidates, world.expansions)
         machine = [v for v in outcome.votes if v.printing_id is not None or v.is_no_match]
+        if scan.kind is not None:
+            _count_kind(counts, scan, found, card, outcome, machine, world)
+        if scan.card["id"] is None:
+            continue  # a card back: no printing to be right about
+        truth = world.printings[scan.card["id"]]
         join_key = [v for v in machine if v.anonymous_id == JOIN_KEY_ID]
         counts["cards"] += 1
         counts["join-key vote"] += any(v.printing_id is not None for v in join_key)
@@ -196,6 +225,39 @@ def stage_d(world: World, plans: list[Scan], run: Run) -> Counter[str]:
     return counts
 
 
+def _count_kind(counts: Counter[str], scan: Scan, found: Evidence, card: CardRef, outcome: CalculatorOutcome,
+                machine: list[Vote], world: World) -> None:
+    """One scan's per-kind figures: number read right (none read, for a kind that prints none), machine vote,
+    right votes, and where it went (the reason no machine may vote, review, or a machine hit)."""
+    kind = scan.kind
+    truth = world.printings[scan.card["id"]].id if scan.card["id"] is not None else None
+    counts[f"{kind}|n"] += 1
+    counts[f"{kind}|number"] += normalise_collector_number(found.collector_number) == normalise_collector_number(
+        scan.number)
+    counts[f"{kind}|machine"] += any(v.printing_id is not None for v in machine)
+    counts[f"{kind}|votes"] += sum(v.printing_id is not None for v in machine)
+    counts[f"{kind}|right"] += sum(v.printing_id is not None and v.printing_id == truth for v in machine)
+    counts[f"{kind}|no-match"] += sum(v.is_no_match for v in machine)
+    where = card.ineligible or ("to-review" if outcome.slow_path is not None else "machine")
+    counts[f"{kind}|to:{where}"] += 1
+
+
+def report_kinds(counts: Counter[str]) -> None:
+    """One line per kind: number read, machine coverage and precision, and where the cards went."""
+    kinds = [kind for kind in SCAN_KINDS if counts[f"{kind}|n"]]
+    if not kinds:
+        return
+    print("    per kind        number read               machine coverage          machine precision         "
+          "routed")
+    for kind in kinds:
+        n = counts[f"{kind}|n"]
+        routed = ", ".join(f"{key.split('|to:')[1]} {value}" for key, value in sorted(counts.items())
+                           if key.startswith(f"{kind}|to:"))
+        print(f"    {kind:15s} {_rate(counts[f'{kind}|number'], n):24s}  {_rate(counts[f'{kind}|machine'], n):24s}  "
+              f"{_rate(counts[f'{kind}|right'], counts[f'{kind}|votes']):24s}  {routed}"
+              + (f"; no-match votes {counts[f'{kind}|no-match']}" if counts[f"{kind}|no-match"] else ""))
+
+
 def report_stage_d(plans: list[Scan], run: Run, counts: Counter[str]) -> None:
     n = counts["cards"]
     legal = [(s, f) for s, f in zip(plans, run.evidence, strict=True) if f.legal_raw is not None]
@@ -207,6 +269,7 @@ def report_stage_d(plans: list[Scan], run: Run, counts: Counter[str]) -> None:
           f"no-match votes {counts['no-match votes']} (every printing is in the catalogue, so each is wrong); "
           f"join-key coverage on old-style scans of unique numbers "
           f"{_rate(counts['old unique join-key'], counts['old unique'])}")
+    report_kinds(counts)
 
 
 def report_speed(run: Run, n: int, baseline: Run | None) -> None:
@@ -255,7 +318,7 @@ def bench_set(name: str, worlds: Worlds, cards: int, engine: CountingEngine, esc
     engines = [engine] + ([escalation] if escalation is not None else [])
     runs = measure(readers, plans, data, engines)
     baseline = runs.pop("naive baseline")
-    right = sum(n == p.number.lstrip("0") for n, p in zip(baseline.numbers, plans, strict=True))
+    right = sum(n == (p.number or "").lstrip("0") for n, p in zip(baseline.numbers, plans, strict=True))
     report_speed(baseline, len(plans), None)
     print(f"    naive collector number right: {_rate(right, len(plans))}")
     counts: dict[str, Counter[str]] = {}
@@ -315,7 +378,7 @@ def _engine(tessdata: str | None) -> CountingEngine:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cards", type=int, default=300, help="scans per set")
-    parser.add_argument("--sets", default="demo,unseen,hard,holdout")
+    parser.add_argument("--sets", default="demo,unseen,hard,holdout,kinds")
     parser.add_argument("--seed", type=int, default=1, help="which scans each set plans")
     parser.add_argument("--tessdata", default=None, help="directory of the first-read model (default: installed)")
     parser.add_argument("--escalation-tessdata", default=None, help="model directory for the escalation reads")

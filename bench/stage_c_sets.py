@@ -2,19 +2,24 @@
 
 First renderer (`demo.hard` profiles over `demo.catalog`): "demo", "unseen", "hard". Second renderer
 (`demo.holdout`, over its own catalogue with a real one's quirks): "holdout", its hard set (720-1680 px, 80%
-damaged). Each set comes with the world its stages see: the catalogue as the reader knows it (`ReadCatalog`) and
+damaged). The "kinds" set draws every kind of upload (`demo.forms`: tokens, card backs, custom-art and
+foreign-tagged files, suffixed numbers, cards without collector numbers, language markers) from the first
+renderer's catalogue with those printings added, each scan with the source-relative path the conventions read.
+Each set comes with the world its stages see: the catalogue as the reader knows it (`ReadCatalog`) and
 as Stage D knows it (printings by name, expansions with their reference set symbols).
 """
 
 from __future__ import annotations
 
+import io
+import random
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from stage_e_dagster.demo import hard
+from stage_e_dagster.demo import forms, hard
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.holdout import plan as holdout
 from stage_e_dagster.demo.holdout.catalog import holdout_catalog
@@ -25,7 +30,8 @@ from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 
 FIRST_SETS = ("demo", "unseen", "hard")
 SECOND_SETS = ("holdout",)
-RENDERER = {**dict.fromkeys(FIRST_SETS, "first"), **dict.fromkeys(SECOND_SETS, "second")}
+KIND_SETS = ("kinds",)
+RENDERER = {**dict.fromkeys(FIRST_SETS + KIND_SETS, "first"), **dict.fromkeys(SECOND_SETS, "second")}
 PRINTINGS, CATALOG_SEED = 2000, 5
 HOLDOUT_PRINTINGS, HOLDOUT_SEED = 3000, 27
 HEIGHT_BINS = (720, 880, 1040, 1200, 1360, 1520)
@@ -56,6 +62,8 @@ class Scan:
     blur: float | None  # None: undamaged
     jpeg_quality: int | None
     rotation: float
+    kind: str | None = None  # the kind drawn (`demo.forms`), in the "kinds" set only
+    path: str | None = None  # its source-relative file path, which the conventions read
 
     @property
     def degraded(self) -> bool:
@@ -80,7 +88,8 @@ def _world(cards: list[dict], read_catalog: ReadCatalog, symbol: Callable[[str],
     released: dict[str, object] = {}
     for index, card in enumerate(cards, 1):
         ref = PrintingRef(index, card["id"], card["name"], card["set"], card["collector_number"],
-                          border_color=card["border_color"], frame=card["frame"])
+                          border_color=card["border_color"], frame=card["frame"], layout=card.get("layout"),
+                          set_type=card.get("set_type"))
         printings[card["id"]] = ref
         by_name[card["name"]].append(ref)
         released[card["set"]] = card["released_at"]
@@ -95,6 +104,14 @@ class Worlds:
     def __init__(self) -> None:
         self._first: World | None = None
         self._second: tuple[World, Any] | None = None
+        self._kinds: World | None = None
+
+    def kinds(self) -> World:
+        """The first renderer's catalogue with the printings of every kind (`forms.extend_catalog`)."""
+        if self._kinds is None:
+            cards = forms.extend_catalog(generate_catalog(PRINTINGS, seed=CATALOG_SEED), seed=CATALOG_SEED)
+            self._kinds = _world(cards, hard.read_catalog_of(cards), render_set_symbol)
+        return self._kinds
 
     def first(self) -> World:
         if self._first is None:
@@ -111,11 +128,56 @@ class Worlds:
         return self._second
 
     def of(self, name: str) -> World:
+        if name in KIND_SETS:
+            return self.kinds()
         return self.first() if RENDERER[name] == "first" else self.second()[0]
+
+
+@dataclass(frozen=True)
+class BackScan:
+    """A planned card back, rendered like the demo's (`forms.render_card_back`)."""
+
+    long_side: int
+    bleed: bool
+    seed: int
+    degradation: Any
+
+    def jpeg(self, quality: int = 92) -> bytes:
+        buffer = io.BytesIO()
+        forms.render_card_back(self.long_side, self.bleed, self.seed, self.degradation).save(buffer, "JPEG",
+                                                                                              quality=quality)
+        return buffer.getvalue()
+
+
+BACK = {"id": None, "name": "back", "released_at": "0000-01-01", "collector_number": None, "set": None}
+"""What a card back's scan stands for: no printing; "back" is the name its file gives."""
+
+
+def plan_kinds(worlds: Worlds, count: int, seed: int) -> list[Scan]:
+    """The "kinds" set: every kind in `forms.KIND_SHARES`, drawn as the "unseen" profile draws scans (1040-1680
+    px, fonts and layouts the demo does not use, 30% mildly damaged)."""
+    profile = hard.PROFILES["unseen"]
+    rng = random.Random(f"kinds-bench:{seed}")
+    out = []
+    for planned in forms.plan_kinds(worlds.kinds().cards, count, seed=seed):
+        damage = profile.damage(rng) if rng.random() < profile.degraded_fraction else None
+        height, bleed, scan_seed = rng.choice(profile.heights), rng.random() < 0.5, rng.getrandbits(31)
+        if planned.drawn is None:
+            plan: Any = BackScan(height, bleed, scan_seed, damage)
+        else:
+            style = hard.random_style(planned.drawn, rng, profile.sizes)
+            plan = hard.HardScan(planned.drawn, height, bleed, style, damage, scan_seed)
+        number = None if planned.number is None else planned.number.replace("-", "")
+        out.append(Scan(plan, planned.card or BACK, number, planned.set_code, height,  # type: ignore[arg-type]
+                        None if damage is None else damage.blur_radius, None if damage is None else damage.jpeg_quality,
+                        0.0 if damage is None else damage.rotation_deg, planned.kind, planned.path))
+    return out
 
 
 def plan_set(name: str, worlds: Worlds, count: int, seed: int = 1) -> list[Scan]:
     """`count` scans of the set `name`, deterministic for `seed`."""
+    if name in KIND_SETS:
+        return plan_kinds(worlds, count, seed)
     if RENDERER[name] == "first":
         out = []
         for p in hard.plan_scans(worlds.first().cards, count, name, seed=seed):

@@ -55,12 +55,15 @@ def ingest(target: Engine | str, scans: Path, source: str) -> None:
 
 
 def demo_corpus(target: Engine | str, root: Path, cards: int = 60, printings: int = 80, seed: int = 11,
-                degraded: float = 0.2, workers: int = 2, source: str = "demo", sets: bool = False) -> Path:
-    """The demo data set under `root` (`stage-e demo generate`), imported (with the sets' printed totals when
-    `sets`) and ingested; returns `root`."""
+                degraded: float = 0.2, workers: int = 2, source: str = "demo", sets: bool = False,
+                kinds: bool = False) -> Path:
+    """The demo data set under `root` (`stage-e demo generate`, with `--kinds` when `kinds`: every kind of upload in
+    the shares of `demo.forms`), imported (with the sets' printed totals when `sets`) and ingested; returns
+    `root`."""
     from stage_e_dagster.demo.generate import generate
 
-    generate(root, printings=printings, cards=cards, seed=seed, degraded_fraction=degraded, workers=workers)
+    generate(root, printings=printings, cards=cards, seed=seed, degraded_fraction=degraded, workers=workers,
+             kinds=kinds)
     load_catalogue(target, root, sets)
     ingest(target, root / "scans", source)
     return root

@@ -30,8 +30,12 @@ def demo() -> None:
     help="Share of scans given scanner damage (blur, noise, rotation, scale, JPEG).",
 )
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Render processes (default: CPUs, max 4).")
+@click.option("--kinds", is_flag=True, default=False,
+              help="Draw every kind of upload (tokens, card backs, custom art, foreign, suffixed numbers, cards "
+                   "without collector numbers, language markers) in the shares of demo.forms.")
 def generate_command(
-    printings: int, cards: int, out_dir: Path, seed: int, degraded_fraction: float, workers: int | None
+    printings: int, cards: int, out_dir: Path, seed: int, degraded_fraction: float, workers: int | None,
+    kinds: bool,
 ) -> None:
     """Write catalog.json, symbols/, scans/ and manifest.json under OUT."""
     with click.progressbar(length=cards, label="rendering scans", show_pos=True) as bar:
@@ -43,6 +47,7 @@ def generate_command(
             degraded_fraction=degraded_fraction,
             progress=bar.update,
             workers=workers,
+            kinds=kinds,
         )
     click.echo(summary.line())
 

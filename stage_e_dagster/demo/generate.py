@@ -3,7 +3,8 @@
 Layout of `out_dir`: `catalog.json` (JSON array of card objects), `sets.json` (a Scryfall sets list with each set's
 printed size), `symbols/<set code>.png`, `scans/NNN/<file>`
 (100 scans per subdirectory) and `manifest.json` mapping each scan's path relative to `scans/` to its truth:
-{"scryfall_id", "long_side", "bleed", "degraded"}.
+{"scryfall_id", "long_side", "bleed", "degraded"}; with `kinds`, also its "kind" (`demo.forms`), a card back's
+"scryfall_id" being null.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from stage_e_dagster.demo import forms
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog, write_sets
 from stage_e_dagster.demo.render import Degradation, front_name, render_scan
 from stage_e_dagster.demo.symbols import render_set_symbol
@@ -51,12 +53,14 @@ class GenerateSummary:
 
 @dataclass(frozen=True)
 class _Job:
-    card: dict[str, Any]
+    card: dict[str, Any] | None  # None: a card back
     path: Path
     long_side: int
     bleed: bool
     seed: int
     degradation: Degradation | None
+    kind: str = "card"
+    truth: dict[str, Any] | None = None  # the printing shown, when `card` is drawn differently (language, art)
 
 
 def safe_file_stem(name: str) -> str:
@@ -107,8 +111,31 @@ def _plan(catalog: list[dict[str, Any]], cards: int, seed: int, degraded_fractio
     return jobs
 
 
+def _plan_kinds(catalog: list[dict[str, Any]], cards: int, seed: int, degraded_fraction: float,
+                scans: Path) -> list[_Job]:
+    """Scans of every kind in `forms.KIND_SHARES`, under the source-relative paths `forms.plan_kinds` names
+    (a `tokens/` or `cardbacks/` folder sits under each numbered directory)."""
+    rng = random.Random(f"scans:{seed}")
+    jobs: list[_Job] = []
+    for index, planned in enumerate(forms.plan_kinds(catalog, cards, seed)):
+        long_side = rng.choice((1040, 1680))
+        bleed = rng.random() < 0.5
+        degradation = Degradation.random(rng) if rng.random() < degraded_fraction else None
+        parent, _, name = planned.path.rpartition("/")
+        folder = scans / f"{index // SCANS_PER_DIR:03d}" / parent
+        stem, ext = name.rsplit(".", 1)
+        path = folder / f"{_UNSAFE.sub('-', stem).strip(' .') or 'card'} ({index}).{ext}"
+        jobs.append(_Job(planned.drawn, path, long_side, bleed, rng.getrandbits(31), degradation, planned.kind,
+                         planned.card))
+    return jobs
+
+
 def _render_job(job: _Job) -> None:
-    img = render_scan(job.card, long_side=job.long_side, bleed=job.bleed, seed=job.seed, degradation=job.degradation)
+    if job.card is None:
+        img = forms.render_card_back(job.long_side, job.bleed, job.seed, job.degradation)
+    else:
+        img = render_scan(job.card, long_side=job.long_side, bleed=job.bleed, seed=job.seed,
+                          degradation=job.degradation)
     if job.path.suffix == ".png":
         img.save(job.path, "PNG", compress_level=1)
     else:
@@ -123,14 +150,20 @@ def generate(
     degraded_fraction: float = 0.3,
     progress: Callable[[int], None] | None = None,
     workers: int | None = None,
+    kinds: bool = False,
 ) -> GenerateSummary:
     """Write catalogue, symbols, `cards` scans and the manifest under `out_dir`; `progress(n)` after n more scans.
 
-    `workers` (default: the CPU count, at most 4) render scans in parallel processes for larger runs.
+    `workers` (default: the CPU count, at most 4) render scans in parallel processes for larger runs. With `kinds`,
+    the catalogue gains the printings of `demo.forms` (old sets without collector numbers, token sets, suffixed and
+    prefixed numbers) and the scans are drawn by kind in `forms.KIND_SHARES`: tokens, card backs, custom-art and
+    foreign-tagged files, suffixed numbers, numberless cards and language markers besides plain cards.
     """
     started = time.monotonic()
     out_dir = Path(out_dir)
     catalog = generate_catalog(printings, seed)
+    if kinds:
+        catalog = forms.extend_catalog(catalog, seed)
     if not catalog and cards:
         raise ValueError("cannot render scans from an empty catalogue")
     scans = out_dir / "scans"
@@ -142,7 +175,7 @@ def generate(
     set_codes = sorted({str(c["set"]) for c in catalog})
     for code in set_codes:
         render_set_symbol(code).save(symbols / f"{code}.png")
-    jobs = _plan(catalog, cards, seed, degraded_fraction, scans)
+    jobs = (_plan_kinds if kinds else _plan)(catalog, cards, seed, degraded_fraction, scans)
     for folder in sorted({job.path.parent for job in jobs}):
         folder.mkdir(parents=True, exist_ok=True)
     workers = workers or min(4, os.cpu_count() or 1)
@@ -158,10 +191,11 @@ def generate(
                 progress(1)
     manifest = {
         job.path.relative_to(scans).as_posix(): {
-            "scryfall_id": job.card["id"],
+            "scryfall_id": (job.truth or job.card or {}).get("id"),
             "long_side": job.long_side,
             "bleed": job.bleed,
             "degraded": job.degradation is not None,
+            **({"kind": job.kind} if kinds else {}),
         }
         for job in jobs
     }

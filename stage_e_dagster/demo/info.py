@@ -40,8 +40,11 @@ class InfoStyle:
 
 def collector_lines(card: dict[str, Any], set_printed_total: int, style: InfoStyle = InfoStyle()
                     ) -> tuple[str, str | None]:
-    """The collector line as printed, e.g. ("123/280 R", "M20 • EN"); older frames ("1997", "2003") print the
-    number only: ("123/280", None), or ("123/280", "Illus. <artist>") in the old-style layout."""
+    """The collector line as printed, e.g. ("123/280 R", "M20 • EN", or "M20 • DE" for a German card); older frames
+    ("1997", "2003") print the number only: ("123/280", None), or ("123/280", "Illus. <artist>") in the old-style
+    layout; the oldest ("1993") none: ("", None)."""
+    if card.get("frame") == "1993":
+        return "", None  # printed before collector numbers: only the artist and the copyright year
     number = f"{card['collector_number']}/{set_printed_total}"
     artist = str(card.get("artist", "Unknown"))
     if card.get("frame") in ("1997", "2003"):
@@ -55,6 +58,8 @@ def collector_lines(card: dict[str, Any], set_printed_total: int, style: InfoSty
 
 def credit_on_the_right(card: dict[str, Any], style: InfoStyle) -> bool:
     """Whether "Illus. <artist>" is drawn above the legal line (not when the collector line carries it)."""
+    if card.get("frame") == "1993":
+        return True
     old = card.get("frame") in ("1997", "2003")
     return not (style.layout == "credit" and not old) and not (style.layout == "old-style" and old)
 
@@ -67,11 +72,11 @@ def draw_info_lines(draw: ImageDraw.ImageDraw, trim: layout.TrimRect, card: dict
     line1, line2 = collector_lines(card, set_printed_total, style)
     digit = th * COLLECTOR_TEXT_HEIGHT * style.size
     if style == InfoStyle():
-        fits = (line1, line2 or line1)
+        fits = (line1 or "0", line2 or line1 or "0")
         cfont = min((fit_font(t, digit, cbox[2] - cbox[0]) for t in fits), key=lambda f: f.size)
         cap = cfont.size * digit_height(None)
     else:  # a line with the artist credit may run past the box, as on real cards; only line 1 must fit
-        cfont = fit_font(line1, digit, cbox[2] - cbox[0], style.font)
+        cfont = fit_font(line1 or "0", digit, cbox[2] - cbox[0], style.font)
         cap = cfont.size * digit_height(style.font)
     left = cbox[0] + style.offset[0] * trim.width
     base1 = cbox[1] + th * 0.004 + cap + style.offset[1] * th
@@ -85,7 +90,8 @@ def draw_info_lines(draw: ImageDraw.ImageDraw, trim: layout.TrimRect, card: dict
         right = px[2] - th * 0.004
         legal_left = min(legal_left, right - text_width(text, font))
         draw_text(draw, right - text_width(text, font), px[3] - th * 0.009, text, font, ink)
-    draw_text(draw, left, base1, line1, cfont, ink)
+    if line1:
+        draw_text(draw, left, base1, line1, cfont, ink)
     if line2 is not None:
         gap = th * 0.038 if style == InfoStyle() else max(th * 0.038 * style.size, cap * 1.45)
         while len(line2) > 1 and left + text_width(line2, cfont) > legal_left - th * 0.01:

@@ -1,6 +1,7 @@
 """Renders a catalogue printing as a realistic proxy-card scan, every element inside its `layout` box.
 
-Art is seeded by the card *name* only (reprints share it pixel for pixel), the set symbol by the set code, and
+Art is seeded by the card *name* only (reprints share it pixel for pixel; a card's `art_seed`, when set, draws custom
+art instead), the set symbol by the set code, and
 `seed` only varies incidental things (the info text tint). Text is drawn by `demo.text`.
 """
 
@@ -105,6 +106,11 @@ def _digest(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
 
 
+def _art_seed(card: dict[str, Any]) -> str:
+    """What the art is drawn from: the card's name (reprints share their art), or its own `art_seed` (custom art)."""
+    return str(card.get("art_seed") or card["name"])
+
+
 def front_name(card: dict[str, Any]) -> str:
     """The name printed on the card's front (the first face of a double-faced card)."""
     faces = card.get("card_faces")
@@ -193,7 +199,7 @@ def render_scan(
     plate = _shade(frame, 1.4 if _identity(card) == "W" else 1.7)
     ink = (16, 16, 16)
     if borderless:
-        img = card_art(card["name"], (width, height), bleed, full=True)
+        img = card_art(_art_seed(card), (width, height), bleed, full=True)
     else:
         img = Image.new("RGB", (width, height), border)
     draw = ImageDraw.Draw(img)
@@ -205,7 +211,8 @@ def render_scan(
                      layout.ART_BOX[3] + 0.004))
         draw.rectangle(outer, fill=_shade(frame, 0.55))
         art_box = box(layout.ART_BOX)
-        art = card_art(card["name"], (art_box[2] - art_box[0], art_box[3] - art_box[1]), bleed=False, full=False)
+        art = card_art(_art_seed(card), (art_box[2] - art_box[0], art_box[3] - art_box[1]), bleed=False,
+                       full=False)
         img.paste(art, art_box[:2])
     else:  # darken the bottom so the collector text stays readable over the art
         band = (0, box((0, 0.885, 1, 1))[1], width, height)

@@ -7,7 +7,7 @@ import pytest
 
 from stage_e_dagster.db.review.queue import review_queue
 from stage_e_dagster.db.work.queue import backlog
-from stage_e_dagster.domain.calculators import CALCULATORS, FALLBACK_ID, JOIN_KEY_ID, SLOW_PATH_ID, Calculator
+from stage_e_dagster.domain.calculators import CALCULATORS, ERA_ID, FALLBACK_ID, JOIN_KEY_ID, SLOW_PATH_ID, Calculator
 from stage_e_dagster.domain.calculators.registry import UNTIL_HIT, split_voter_id
 from stage_e_dagster.domain.work import DECIDED_BY, decided_by
 from stage_e_dagster.stages.stage_d import run_stage_d
@@ -19,11 +19,11 @@ WITH_YEAR = (*CALCULATORS, Calculator(YEAR_ID, decide_year, hit_confidence=0.9))
 
 
 def test_the_registry_declares_the_funnel_in_order() -> None:
-    assert [c.id for c in CALCULATORS] == [JOIN_KEY_ID, FALLBACK_ID]
-    assert CALCULATORS[1].runs == UNTIL_HIT
+    assert [c.id for c in CALCULATORS] == [JOIN_KEY_ID, ERA_ID, FALLBACK_ID]
+    assert CALCULATORS[1].runs == CALCULATORS[2].runs == UNTIL_HIT
     assert [(c.family, c.version, c.label) for c in CALCULATORS] == [
-        ("stage-d-join-key", 2, "join-key"), ("stage-d-fallback", 1, "fallback")]
-    assert DECIDED_BY == f"{JOIN_KEY_ID}+{FALLBACK_ID}+{SLOW_PATH_ID};min-dpi=200;english-match=off"
+        ("stage-d-join-key", 2, "join-key"), ("stage-d-era", 1, "era"), ("stage-d-fallback", 1, "fallback")]
+    assert DECIDED_BY == f"{JOIN_KEY_ID}+{ERA_ID}+{FALLBACK_ID}+{SLOW_PATH_ID};min-dpi=200;english-match=off"
     assert split_voter_id("stage-d-join-key-v12") == ("stage-d-join-key", 12)
     with pytest.raises(ValueError, match="<family>-v<N>"):
         Calculator("stage-d-unversioned", decide_year)

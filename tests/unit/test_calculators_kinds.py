@@ -7,7 +7,14 @@ from datetime import date
 
 import pytest
 
-from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID, SLOW_PATH_ID, TO_REVIEW, run_calculators
+from stage_e_dagster.domain.calculators import (
+    ERA_ID,
+    FALLBACK_ID,
+    JOIN_KEY_ID,
+    SLOW_PATH_ID,
+    TO_REVIEW,
+    run_calculators,
+)
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.evidence.model import Evidence
 
@@ -44,7 +51,7 @@ def test_an_ineligible_card_gets_no_vote_and_its_reason(reason: str) -> None:
                               EXPANSIONS)
     assert outcome.votes == []
     assert {a.anonymous_id: a.skip_reason for a in outcome.abstentions if a.anonymous_id != SLOW_PATH_ID} == {
-        JOIN_KEY_ID: reason, FALLBACK_ID: reason}
+        JOIN_KEY_ID: reason, ERA_ID: reason, FALLBACK_ID: reason}
     if reason == "card-back":
         assert outcome.slow_path is None
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from stage_e_dagster.domain.calculators import (
+    ERA_ID,
     FALLBACK_ID,
     JOIN_KEY_ID,
     SLOW_PATH_ID,
@@ -58,7 +59,7 @@ def test_route_sends_no_match_and_skips_to_review_with_the_evidence_summary() ->
     assert marker is not None
     assert (marker.skip_reason, marker.anonymous_id, marker.card_id) == (TO_REVIEW, SLOW_PATH_ID, CARD.id)
     detail = marker.detail
-    assert detail["why"] == ["join-key:no-match", "fallback:ambiguous"]
+    assert detail["why"] == ["join-key:no-match", "era:not-run", "fallback:ambiguous"]
     assert detail["fallback"] == {"outcome": "skip", "reason": "ambiguous", "detail": {"survivor_ids": [1, 2]}}
     assert detail["evidence"]["collector_number"] == "146"
     assert (detail["evidence"]["set_code_raw"], detail["evidence"]["set_code"]) == ("ZNR", "znr")
@@ -69,21 +70,22 @@ def test_route_sends_no_match_and_skips_to_review_with_the_evidence_summary() ->
 def test_route_without_evidence_still_marks_the_card() -> None:
     marker = route(CARD, {JOIN_KEY_ID: Abstention(CARD.id, JOIN_KEY_ID, "no-evidence")}, None)
     assert marker is not None and marker.detail["evidence"] is None
-    assert marker.detail["why"] == ["join-key:no-evidence", "fallback:not-run"]
+    assert marker.detail["why"] == ["join-key:no-evidence", "era:not-run", "fallback:not-run"]
 
 
 def test_run_calculators_confident_hit_writes_one_vote() -> None:
     outcome = run_calculators(CARD, ev(collector_number="146", set_code="m10"), CANDIDATES, EXPANSIONS)
     assert [(v.anonymous_id, v.printing_id) for v in outcome.votes] == [(JOIN_KEY_ID, P_M10.id)]
     assert outcome.abstentions == [] and outcome.results[FALLBACK_ID] is None and outcome.slow_path is None
-    assert outcome.labels() == {JOIN_KEY_ID: "vote", FALLBACK_ID: "not-run", SLOW_PATH_ID: "not-routed"}
+    assert outcome.labels() == {JOIN_KEY_ID: "vote", ERA_ID: "not-run", FALLBACK_ID: "not-run",
+                                SLOW_PATH_ID: "not-routed"}
 
 
 def test_run_calculators_without_a_hit_routes_to_review() -> None:
     outcome = run_calculators(CARD, ev(collector_number="146", border_color="black"), CANDIDATES, EXPANSIONS)
     assert outcome.votes == []
     assert [(a.anonymous_id, a.skip_reason) for a in outcome.abstentions] == [
-        (JOIN_KEY_ID, "ambiguous"), (FALLBACK_ID, "ambiguous"), (SLOW_PATH_ID, TO_REVIEW),
+        (JOIN_KEY_ID, "ambiguous"), (ERA_ID, "numbered"), (FALLBACK_ID, "ambiguous"), (SLOW_PATH_ID, TO_REVIEW),
     ]
     assert outcome.labels()[SLOW_PATH_ID] == TO_REVIEW
 
@@ -92,7 +94,7 @@ def test_run_calculators_fallback_rescues_an_ambiguous_join_key() -> None:
     card = CardRef(CARD.id, CARD.name, expansion_hint="m11")
     outcome = run_calculators(card, ev(collector_number="146", border_color="black"), CANDIDATES, EXPANSIONS)
     assert [(v.anonymous_id, v.printing_id, v.confidence) for v in outcome.votes] == [(FALLBACK_ID, P_M11.id, 0.8)]
-    assert [a.skip_reason for a in outcome.abstentions] == ["ambiguous"]
+    assert [a.skip_reason for a in outcome.abstentions] == ["ambiguous", "numbered"]
     assert outcome.slow_path is None
 
 
@@ -103,7 +105,8 @@ def test_run_calculators_no_match_vote_is_written_and_reviewed() -> None:
     evidence = ev(collector_number="77", set_code="znr", symbol_phash=references["znr"])
     outcome = run_calculators(CARD, evidence, CANDIDATES, symbols)
     assert [v.is_no_match for v in outcome.votes] == [True]
-    assert [a.skip_reason for a in outcome.abstentions] == ["eliminated", TO_REVIEW]  # the symbol rules both out
+    # the era calculator does not apply to a card with no old copyright year; the symbol rules both printings out
+    assert [a.skip_reason for a in outcome.abstentions] == ["not-numberless-era", "eliminated", TO_REVIEW]
 
 
 def test_evidence_version_key_changes_with_the_bytes_and_the_versions() -> None:

@@ -17,6 +17,7 @@ from stage_e_dagster.domain.calculators.matching import (
     candidate_ids,
     normalise_set_code,
     symbol_distances,
+    with_symbol_twins,
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
@@ -51,7 +52,8 @@ def symbol_check(
     """Keep printings whose set symbol the scan shows; printings of sets with no reference symbol stay in.
 
     Kept sets: those within SYMBOL_MAX_DISTANCE; if there are none, the uniquely nearest set when it is within
-    SYMBOL_NEAREST_CEILING and more than SYMBOL_MARGIN closer than the runner-up. No reading without a scanned
+    SYMBOL_NEAREST_CEILING and more than SYMBOL_MARGIN closer than the runner-up; and with any kept set, every
+    set whose reference symbol is near-identical to its (`with_symbol_twins`). No reading without a scanned
     symbol hash or without any reference symbol among the candidates' sets.
     """
     if evidence.symbol_phash is None:
@@ -66,6 +68,7 @@ def symbol_check(
         clear = len(ranked) == 1 or ranked[1] - ranked[0] > SYMBOL_MARGIN
         if ranked[0] <= SYMBOL_NEAREST_CEILING and clear:
             kept = {best_code}
+    kept = with_symbol_twins(kept, distances, expansions)
     return {p.id for p in candidates if p.set_code in kept or p.set_code not in distances}
 
 

@@ -72,6 +72,22 @@ def pick_symbol_set(symbol_phash: int | None, set_codes: Iterable[str],
     return SymbolPick(best_code, distances, "symbol-match")
 
 
+def with_symbol_twins(kept: Iterable[str], set_codes: Iterable[str],
+                      expansions: Mapping[str, ExpansionRef]) -> set[str]:
+    """`kept` and every listed set whose reference symbol is within `SYMBOL_MAX_DISTANCE` of a kept set's: two
+    near-identical symbols cannot tell their sets apart, so a symbol reading that keeps one keeps both."""
+    out = set(kept)
+    references = {code: expansions[code].symbol_phash for code in set(set_codes)
+                  if code in expansions and expansions[code].symbol_phash is not None}
+    for code in list(out):
+        mine = references.get(code)
+        if mine is None:
+            continue
+        out |= {other for other, phash in references.items()
+                if hamming_distance(mine, phash) <= SYMBOL_MAX_DISTANCE}  # type: ignore[arg-type]
+    return out
+
+
 def candidate_ids(candidates: Iterable[PrintingRef]) -> list[int]:
     """Printing ids of candidates, for skip details."""
     return [printing.id for printing in candidates]

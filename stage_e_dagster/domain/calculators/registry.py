@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from stage_e_dagster.domain.calculators.era import ERA_ID, decide_era
 from stage_e_dagster.domain.calculators.fallback import FALLBACK_ID, decide_fallback
 from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID, decide_join_key
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
@@ -81,8 +82,11 @@ under the machine-quorum policy."""
 
 CALCULATORS: tuple[Calculator, ...] = (
     Calculator(JOIN_KEY_ID, decide_join_key, hit_confidence=CONFIDENT_JOIN_KEY),
+    Calculator(ERA_ID, decide_era, runs=UNTIL_HIT),
     Calculator(FALLBACK_ID, decide_fallback, runs=UNTIL_HIT),
 )
+"""The era calculator runs before the fallback: on a card printed before collector numbers it weighs the copyright
+year besides border and symbol, where the fallback would decide on border, symbol and file-name hint alone."""
 
 
 def machine_voters(registry: Sequence[Calculator] = CALCULATORS) -> tuple[str, ...]:

@@ -1,9 +1,11 @@
 """Pure text parsing of OCR output: the collector line (number, set code, language) and the legal line.
 
-A collector line is "123/280 R" over "M20 • EN", optionally followed by the artist credit ("M20 • EN ✎ Anna
-Chen"); older frames print the number only, sometimes over "Illus. Anna Chen". The parser takes the number from the
-number line only (never a lone digit next to the artist credit, which is often the paintbrush misread), and takes
-set-code candidates only from before the language marker, never from the words of the artist credit.
+A collector line is "123/280 R" over "M20 • EN" (any language marker: "M20 • DE"), optionally followed by the
+artist credit ("M20 • EN ✎ Anna Chen"); older frames print the number only, sometimes over "Illus. Anna Chen"; the
+oldest print none. The parser takes the number from the number line only, with a prefix ("A12", "A-12"), a letter
+suffix ("12a", "12s") or a star either side ("★12", "12★"), never a lone digit next to the artist credit (often
+the paintbrush misread), and takes set-code candidates only from before the language marker, never from the words
+of the artist credit. Token sets have codes of their own ("TM20") and read like any other code.
 
 Set codes come back from OCR in upper case with look-alike errors (OTJ -> OT], FDN -> FON); `snap_set_code`
 maps a raw token onto the one known catalogue code it can only have meant, and refuses when two are plausible.
@@ -16,7 +18,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 RARITY_LETTERS = frozenset("CURMSTL")
-LANGUAGES = frozenset({"EN", "DE", "FR", "IT", "ES", "PT", "JA", "JP", "KO", "RU", "CS", "CT", "ZHS", "ZHT"})
+LANGUAGES = frozenset({"EN", "DE", "FR", "IT", "ES", "PT", "JA", "JP", "KO", "RU", "CS", "CT", "ZHS", "ZHT", "HE", "LA",
+                       "AR", "PH"})
 STAR = "★"
 # OCR look-alikes folded to one canonical character before codes are compared.
 _CONFUSIONS = str.maketrans(
@@ -25,11 +28,19 @@ _CONFUSIONS = str.maketrans(
 )
 _STAR_CHARS = "★☆*✶✱⭑%"  # "%" is how OCR reads a small star
 _SLASHES = "/⁄∕|Il"
+# A number may carry a one- or two-letter upper-case prefix ("A12", "A-12") and a star before or after it ("12★").
+_PREFIX = r"(?:(?<![\w/])(?P<prefix>[A-Z]{1,2})-?(?=\d))?"
+_PREFIX_ALONE = _PREFIX.replace("{1,2}", "")  # a lone number takes one letter: "XL9" is a set code, never a number
 _NUMBER_WITH_TOTAL = re.compile(
-    rf"(?P<star>[{_STAR_CHARS}])?\s*(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?\s*[{_SLASHES}]\s*(?P<total>\d{{1,4}})"
-    r"(?!\d)"
+    rf"(?P<star>[{_STAR_CHARS}])?\s*{_PREFIX}(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?(?P<star_after>[★☆✶✱⭑*])?"
+    rf"\s*[{_SLASHES}]\s*(?P<total>\d{{1,4}})(?!\d)"
 )
-_NUMBER_ALONE = re.compile(rf"(?<![\w/])(?P<star>[{_STAR_CHARS}])?\s*(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?(?![\w/])")
+_NUMBER_ALONE = re.compile(
+    rf"(?<![\w/])(?P<star>[{_STAR_CHARS}])?\s*{_PREFIX_ALONE}(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?"
+    r"(?P<star_after>[★☆✶✱⭑])?(?![\w/])"
+)
+# Prefix letters OCR makes of a leading digit ("I23" for "123"): such a prefix is offered as the digit too.
+_DIGIT_LOOKALIKES = str.maketrans({"I": "1", "L": "1", "O": "0", "S": "5", "B": "8", "Z": "2", "G": "6"})
 # A run of digits too long to be a number: "1297280" is "129/280" with the slash read as a digit.
 _DIGIT_RUN = re.compile(rf"(?<![\w/])(?P<star>[{_STAR_CHARS}])?(?P<run>\d{{5,9}})(?P<suffix>[A-Z])?(?![\w/])")
 _DIGITS_BEFORE = re.compile(r"(\d{1,3}) $")
@@ -75,12 +86,12 @@ def normalise_collector_number(raw: str | None) -> str:
     """Comparable form of a collector number: no leading zeros, lower-case suffix, a star as a trailing `*`.
 
     A printed total (`123/280`) is dropped, so `0123/280` and `123` compare equal; `12A` equals `12a`; `7★`,
-    `★7` and `07*` all become `7*` (the parser writes the star first, Scryfall usually last). Returns "" for
-    a missing or blank number.
+    `★7` and `07*` all become `7*` (the parser writes the star first, Scryfall usually last); a prefix keeps its
+    letters without the hyphen (`A-12` and `A12` are `a12`). Returns "" for a missing or blank number.
     """
     if raw is None:
         return ""
-    text = _SPACES.sub("", raw.translate(_STARS_NORMAL)).lower().split("/", 1)[0]
+    text = _SPACES.sub("", raw.translate(_STARS_NORMAL)).lower().split("/", 1)[0].replace("-", "")
     body = text.replace("*", "")
     starred = "*" if len(body) < len(text) else ""
     return _LEADING_ZEROS.sub("", body) + starred
@@ -183,7 +194,8 @@ def _number_of(match: re.Match[str], with_total: bool) -> tuple[str, int | None,
     if suffix and (suffix.isupper() and suffix in RARITY_LETTERS and not total):
         rarity, suffix = suffix, ""
     number = match.group("num").lstrip("0") or "0"
-    number = (STAR if match.group("star") else "") + number + suffix.lower()
+    starred = match.group("star") or match.group("star_after")
+    number = (STAR if starred else "") + (match.group("prefix") or "") + number + suffix.lower()
     if rarity is None:
         letters = re.findall(r"\b([A-Z])\b", rest) or re.findall(r"^([A-Z])\b", rest.strip())
         rarity = letters[0] if letters and letters[0] in RARITY_LETTERS else None
@@ -194,8 +206,17 @@ def _with_alternatives(number: str, total: int | None, line: str, start: int) ->
     """The number and what it may also be: with a digit group OCR split off by a space ("35 1/363" is 351/363,
     preferred when it fits the total), without a star OCR invented, with a star OCR dropped."""
     options: list[NumberOption] = [(number, total)]
-    before = _DIGITS_BEFORE.search(line[:start])
     plain = number.lstrip(STAR)
+    prefix = plain[: len(plain) - len(plain.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))]
+    if prefix:
+        star = number[: len(number) - len(plain)]
+        bare = plain[len(prefix) :]
+        digits = prefix.translate(_DIGIT_LOOKALIKES)
+        if digits.isdigit():  # "I23" is more likely "123" misread than a prefixed number
+            options.insert(0, (star + digits + bare, total))
+        options.append((star + bare, total))
+        return options
+    before = _DIGITS_BEFORE.search(line[:start])
     if before and plain[:1].isdigit():
         joined = before.group(1) + plain
         fits = total is not None and joined.isdigit() and int(joined) <= total
