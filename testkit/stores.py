@@ -91,6 +91,14 @@ class Record:
             best = max(best, end - start + 1)
         return best
 
+    def max_per_second(self, since: int = 0) -> int:
+        """The most object requests counted in one second, as a store's rate limit counts them: arrivals bucketed by
+        whole seconds of the server's clock."""
+        counts: dict[int, int] = {}
+        for seen in self.seen[since:]:
+            counts[int(seen.at)] = counts.get(int(seen.at), 0) + 1
+        return max(counts.values(), default=0)
+
     def statuses(self) -> dict[int, int]:
         counts: dict[int, int] = {}
         for s in self.seen:

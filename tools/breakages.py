@@ -126,6 +126,23 @@ BREAKAGES = (
         (("    candidates = [p for p in candidates if printing_fits(card.kind, p.layout, p.set_type)]\n", ""),),
         ("tests/unit/test_calculators_kinds.py", "tests/db/test_eligibility_e2e.py::"
          "test_each_kind_gets_its_eligibility_and_its_reason")),
+    Breakage(
+        "the fetch limiter's shared turns not spaced", "stage_e_dagster/remote/limiter.py",
+        (("granted = pace.grant(conn, self.interval)", "granted = pace.grant(conn, 0.0)"),),
+        ("tests/db/test_remote_limiter.py::test_two_processes_share_one_rate",)),
+    Breakage(
+        "a throttled fetch not slowing the fleet", "stage_e_dagster/remote/limiter.py",
+        (("                    if kind == THROTTLED:\n                        factor = pace.throttled(",
+          "                    if False:\n                        factor = pace.throttled("),),
+        ("tests/db/test_remote_limiter.py::test_a_throttled_response_halves_the_shared_pace_once_and_clean_ones_"
+         "restore_it",
+         "tests/db/test_remote_fetch.py::test_a_throttled_card_is_deferred_never_failed_and_the_shared_pace_halves_"
+         "then_recovers")),
+    Breakage(
+        "fetch turns granted before a lockout still sent", "stage_e_dagster/stages/stage_c_fetch.py",
+        (("timeout_seconds=self.settings.timeout_seconds, stopped=self._stop.is_set)",
+          "timeout_seconds=self.settings.timeout_seconds)"),),
+        ("tests/db/test_remote_fetch.py::test_requests_waiting_for_their_turn_when_a_lockout_trips_are_never_sent",)),
 )
 
 
