@@ -18,6 +18,7 @@ from psycopg2.extras import execute_values
 from sqlalchemy import Connection, Engine
 
 from stage_e_dagster.db.catalog.reopen import cards_to_reopen, reopen_for_stage_d
+from stage_e_dagster.db.core.arrays import text_array
 from stage_e_dagster.db.judgement.consensus_store import in_transaction
 from stage_e_dagster.domain.scryfall import PrintingRecord
 from stage_e_dagster.domain.work import candidate_names
@@ -47,7 +48,8 @@ _UPSERT = (
 )
 _TEMPLATE = "(" + ", ".join("%s::text[]" if name.startswith("face_names") else "%s" for name in _COLUMNS) + ")"
 _row = attrgetter(*_COLUMNS)
-_BEFORE = "SELECT scryfall_id, name_normalised, face_names FROM printing WHERE scryfall_id = ANY(%s)"
+_BEFORE = f"SELECT {', '.join(_COLUMNS)} FROM printing WHERE scryfall_id = ANY(CAST(%s AS text[]))"
+_NAME, _FACES = _COLUMNS.index("name_normalised"), _COLUMNS.index("face_names")
 _EXPANSIONS = (
     "INSERT INTO expansion (code, name, released_at) VALUES %s ON CONFLICT (code) DO UPDATE SET "
     "name = EXCLUDED.name, released_at = least(expansion.released_at, EXCLUDED.released_at) "
@@ -71,15 +73,20 @@ def write_batch(engine: Engine, batch: list[PrintingRecord], summary: ImportSumm
         cursor = conn.connection.dbapi_connection.cursor()
         try:
             execute_values(cursor, _EXPANSIONS, sorted(expansions.values()), page_size=len(expansions))
-            cursor.execute(_BEFORE, (list(unique),))
-            before = {scryfall_id: (name, faces) for scryfall_id, name, faces in cursor.fetchall()}
-            changed = execute_values(cursor, _UPSERT, rows, template=_TEMPLATE, page_size=len(rows), fetch=True)
+            cursor.execute(_BEFORE, (text_array(unique),))
+            before = {row[0]: row for row in cursor.fetchall()}
+            # Only new or different records are sent: an upsert that conflicts locks the row it keeps, which
+            # writes every page of an unchanged catalogue again (an unchanged re-import took longer than the first).
+            different = [row for row in rows if before.get(row[0]) != row]
+            changed = execute_values(cursor, _UPSERT, different, template=_TEMPLATE, page_size=len(different),
+                                     fetch=True) if different else []
         finally:
             cursor.close()
         if not changed:
             return 0, set()
         touched = [(name, faces) for _id, name, faces in changed]
-        touched += [before[scryfall_id] for scryfall_id, _n, _f in changed if scryfall_id in before]
+        touched += [(before[scryfall_id][_NAME], before[scryfall_id][_FACES])
+                    for scryfall_id, _n, _f in changed if scryfall_id in before]
         return len(changed), reopen_for_stage_d(conn, cards_to_reopen(conn, candidate_names(touched), lacking=True))
 
     changed, reopened = in_transaction(engine, work)
