@@ -208,6 +208,7 @@ def main() -> None:
                 evidence[label].append(found)
         stage_d: dict[str, float] = {}
         votes: dict[str, int] = {}
+        misses: list[tuple[str, Any, Evidence, int, Any]] = []
         for label in labels:
             cards = [CardRef(index + 1, scan.card["name"]) for index, scan in enumerate(scans)]
             started = time.perf_counter()
@@ -218,10 +219,17 @@ def main() -> None:
             for card, scan, found in zip(cards, scans, evidence[label], strict=True):
                 outcome = run_calculators(card, found, candidates.get(normalise_name(card.name), []), expansions)
                 ids = {vote.printing_id for vote in outcome.votes if vote.printing_id is not None}
-                right += any(p.id in ids and p.scryfall_id == scan.card["id"]
-                             for p in candidates.get(normalise_name(card.name), []))
+                hit = any(p.id in ids and p.scryfall_id == scan.card["id"]
+                          for p in candidates.get(normalise_name(card.name), []))
+                right += hit
+                if not hit:
+                    misses.append((label, scan, found, len(candidates.get(normalise_name(card.name), [])), outcome))
             stage_d[label] = (time.perf_counter() - started) / len(cards)
             votes[label] = right
+        for label, scan, found, count, outcome in misses:
+            print(f"no vote for its printing ({label}): {scan.card['name']!r} {scan.card['set']} "
+                  f"{scan.card['collector_number']} (frame {scan.card['frame']}), {count} candidates, read "
+                  f"{found.set_code} {found.collector_number}: {outcome.labels()}")
         lookups: dict[str, float] = {}
         for label in labels:
             names = [scan.card["name"] for scan in scans] * 200

@@ -97,3 +97,18 @@ def test_a_printing_without_an_english_record_is_read_once_in_one_language(db_en
     mine = [p for p in found if (p.set_code, p.collector_number) == (code, number)]
     first = min(group, key=lambda c: c["lang"])
     assert [p.scryfall_id for p in mine] == [first["id"]]
+
+
+def test_text_that_copy_and_array_literals_escape_round_trips(db_engine, tmp_path):
+    odd = 'Back\\slash "Quoted"\tTab\nLine\r, {Brace}, NULL, \\N, Æther'
+    card = dict(next(all_cards(1, seed=3)), name=f"{odd} // Other", artist=odd, layout="split",
+                card_faces=[{"name": odd}, {"name": "Other"}])
+    path = tmp_path / "odd.json"
+    write_catalog(path, [card])
+    import_catalog(db_engine, path)
+    with db_engine.connect() as conn:
+        found = load_candidates(conn, [normalise_name(odd)])[normalise_name(odd)]
+        stored = conn.exec_driver_sql("SELECT name, artist, face_names FROM printing").one()
+    assert [p.scryfall_id for p in found] == [card["id"]]
+    assert tuple(stored) == (f"{odd} // Other", odd, [odd, "Other"])
+    assert import_catalog(db_engine, path).changed == 0

@@ -1,5 +1,7 @@
-"""Writing the importer's batches: one multi-row `INSERT ... ON CONFLICT` per batch, built by psycopg2 (no SQL
-compiled per batch), on a thread of its own so that reading the file and writing to Postgres overlap.
+"""Writing the importer's batches: each batch's new or changed records are copied (`COPY`) into a temp table and
+upserted from it with one `INSERT ... SELECT ... ON CONFLICT`, on a thread of its own so that reading the file and
+writing to Postgres overlap. (`COPY` costs Postgres about a third of what one multi-row `VALUES` statement does:
+it parses no SQL literals.)
 
 A batch's printings and sets are upserted, and the cards whose candidate set changed are re-opened for Stage D, in
 one transaction (`reopen`); a record equal to what is stored changes nothing (so it moves no catalogue version
@@ -8,6 +10,7 @@ either). Batches are committed in file order; at most one waits while another is
 
 from __future__ import annotations
 
+import io
 import queue
 import threading
 from dataclasses import dataclass, field, fields
@@ -18,6 +21,7 @@ from psycopg2.extras import execute_values
 from sqlalchemy import Connection, Engine
 
 from stage_e_dagster.db.catalog.reopen import cards_to_reopen, reopen_for_stage_d
+from stage_e_dagster.db.core.arrays import text_array
 from stage_e_dagster.db.judgement.consensus_store import in_transaction
 from stage_e_dagster.domain.scryfall import PrintingRecord
 from stage_e_dagster.domain.work import candidate_names
@@ -38,22 +42,40 @@ class ImportSummary:
 
 
 _COLUMNS = tuple(f.name for f in fields(PrintingRecord) if f.name != "set_name")
+_STAGE = (
+    f"CREATE TEMP TABLE IF NOT EXISTS printing_batch ON COMMIT DELETE ROWS AS SELECT {', '.join(_COLUMNS)} "
+    "FROM printing WITH NO DATA"
+)
+_COPY = f"COPY printing_batch ({', '.join(_COLUMNS)}) FROM STDIN"
 _UPSERT = (
-    f"INSERT INTO printing ({', '.join(_COLUMNS)}) VALUES %s ON CONFLICT (scryfall_id) DO UPDATE SET "
+    f"INSERT INTO printing ({', '.join(_COLUMNS)}) SELECT {', '.join(_COLUMNS)} FROM printing_batch "
+    "ON CONFLICT (scryfall_id) DO UPDATE SET "
     + ", ".join(f"{name} = EXCLUDED.{name}" for name in _COLUMNS[1:])
     + f" WHERE ({', '.join('printing.' + name for name in _COLUMNS[1:])}) IS DISTINCT FROM "
     f"({', '.join('EXCLUDED.' + name for name in _COLUMNS[1:])}) "
     "RETURNING scryfall_id, name_normalised, face_names"
 )
-_TEMPLATE = "(" + ", ".join("%s::text[]" if name.startswith("face_names") else "%s" for name in _COLUMNS) + ")"
 _row = attrgetter(*_COLUMNS)
-_BEFORE = "SELECT scryfall_id, name_normalised, face_names FROM printing WHERE scryfall_id = ANY(%s)"
+_BEFORE = f"SELECT {', '.join(_COLUMNS)} FROM printing WHERE scryfall_id = ANY(CAST(%s AS text[]))"
+_NAME, _FACES = _COLUMNS.index("name_normalised"), _COLUMNS.index("face_names")
 _EXPANSIONS = (
     "INSERT INTO expansion (code, name, released_at) VALUES %s ON CONFLICT (code) DO UPDATE SET "
     "name = EXCLUDED.name, released_at = least(expansion.released_at, EXCLUDED.released_at) "
     "WHERE (expansion.name, expansion.released_at) IS DISTINCT FROM "
     "(EXCLUDED.name, least(expansion.released_at, EXCLUDED.released_at))"
 )
+
+
+def _copy_value(value: object) -> str:
+    if value is None:
+        return "\\N"
+    text = text_array(value) if isinstance(value, list) else str(value)  # dates in ISO form
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _copy_line(row: tuple) -> str:
+    """One row in COPY's text format (tab-separated, backslash escapes, `\\N` for NULL; arrays as literals)."""
+    return "\t".join(map(_copy_value, row)) + "\n"
 
 
 def write_batch(engine: Engine, batch: list[PrintingRecord], summary: ImportSummary) -> None:
@@ -71,15 +93,24 @@ def write_batch(engine: Engine, batch: list[PrintingRecord], summary: ImportSumm
         cursor = conn.connection.dbapi_connection.cursor()
         try:
             execute_values(cursor, _EXPANSIONS, sorted(expansions.values()), page_size=len(expansions))
-            cursor.execute(_BEFORE, (list(unique),))
-            before = {scryfall_id: (name, faces) for scryfall_id, name, faces in cursor.fetchall()}
-            changed = execute_values(cursor, _UPSERT, rows, template=_TEMPLATE, page_size=len(rows), fetch=True)
+            cursor.execute(_BEFORE, (text_array(unique),))
+            before = {row[0]: row for row in cursor.fetchall()}
+            # Only new or different records are sent: an upsert that conflicts locks the row it keeps, which
+            # writes every page of an unchanged catalogue again (an unchanged re-import took longer than the first).
+            different = [row for row in rows if before.get(row[0]) != row]
+            changed = []
+            if different:
+                cursor.execute(_STAGE)
+                cursor.copy_expert(_COPY, io.StringIO("".join(map(_copy_line, different))))
+                cursor.execute(_UPSERT)
+                changed = cursor.fetchall()
         finally:
             cursor.close()
         if not changed:
             return 0, set()
         touched = [(name, faces) for _id, name, faces in changed]
-        touched += [before[scryfall_id] for scryfall_id, _n, _f in changed if scryfall_id in before]
+        touched += [(before[scryfall_id][_NAME], before[scryfall_id][_FACES])
+                    for scryfall_id, _n, _f in changed if scryfall_id in before]
         return len(changed), reopen_for_stage_d(conn, cards_to_reopen(conn, candidate_names(touched), lacking=True))
 
     changed, reopened = in_transaction(engine, work)

@@ -31,8 +31,8 @@ class NameIndex:
     """Each normalised name's printings, packed: the names are one UTF-8 blob cut by `name_ends`, found through an
     open-addressing hash table (`slots`, crc32 of the name, linear probing: a lookup costs the same at any size);
     a name's printings are the slice `keys[key_starts[i]:key_starts[i + 1]]`, each key `set index << 32 | number
-    index` into the interned `codes` and `numbers`. About 30 bytes a name and 8 a printing, against some 400 for a
-    dict of tuples; it pickles as a few flat buffers, so a worker receives it quickly."""
+    index` into the interned `codes` and `numbers`. About 60 bytes a name, its printings included, where dicts of
+    tuples take about 470 (docs/performance.md); it pickles as a few flat buffers."""
 
     blob: bytes
     name_ends: array  # 'I': end offset of name i in `blob`
