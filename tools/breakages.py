@@ -165,6 +165,18 @@ BREAKAGES = (
         (("                return index\n            slot = (slot + 1) & mask",
           "                return index\n            return None"),),
         ("tests/unit/test_read_catalog_packed.py",)),
+    Breakage(
+        "near-identical set symbols allowed to decide", "stage_e_dagster/domain/calculators/matching.py",
+        (("    out = set(kept)\n", "    return set(kept)\n"),),
+        ("tests/unit/test_calculators_era.py", "tests/db/test_era_stage_d.py")),
+    Breakage(
+        "prefixed collector numbers not read", "stage_e_dagster/domain/evidence/parse.py",
+        (("(?P<prefix>[A-Z]{1,2})", "(?P<prefix>[^\\s\\S]{1,2})"),),
+        ("tests/unit/test_evidence_forms.py",)),
+    Breakage(
+        "the era calculator blind to the copyright year", "stage_e_dagster/domain/calculators/era.py",
+        (('CHECKS: dict[str, Check] = {"year": year_check, ', 'CHECKS: dict[str, Check] = {'),),
+        ("tests/unit/test_calculators_era.py",)),
 )
 
 

@@ -102,7 +102,7 @@ def _token_sets(rng: random.Random, cards: list[dict[str, Any]], taken: set[str]
     modern = sorted({(c["set"], c["released_at"]) for c in cards if c["frame"] == "2015" and not is_token(c)})
     out = []
     for code, day in modern[:: max(1, len(modern) // 6)][:6]:
-        token_code = _free_code(rng, taken, f"t{code}")
+        token_code = _free_code(rng, taken, f"t{code[:4]}")  # a printed set code has at most five characters
         names = rng.sample(TOKEN_NAMES, rng.randint(6, 10))
         for number, name in enumerate(names, 1):
             out.append({

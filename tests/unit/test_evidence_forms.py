@@ -107,3 +107,29 @@ def test_the_join_key_matches_each_form_to_its_printing(name: str, candidates: l
                         set_code_raw=parsed.set_token, language=parsed.language)
     result = decide_join_key(CardRef(9, name), evidence, candidates, EXPANSIONS)
     assert isinstance(result, Vote) and result.printing_id == printing_id, result
+
+
+class ScriptedEngine:
+    """An OCR engine that answers each read from a script (the last answer repeats) and counts the reads."""
+
+    name = "scripted"
+
+    def __init__(self, *answers: str) -> None:
+        self.answers, self.calls = list(answers), 0
+
+    def read(self, image: object, psm: int = 6, whitelist: str | None = None) -> str:
+        self.calls += 1
+        return self.answers[min(self.calls, len(self.answers)) - 1]
+
+
+def test_the_reader_stops_early_on_a_crop_where_no_read_sees_a_digit() -> None:
+    from PIL import Image
+
+    from stage_e_dagster.domain.evidence.collector import DIGITLESS_STOP, LADDER, read_collector
+
+    blank = Image.new("RGB", (300, 80), (240, 238, 230))
+    nothing = ScriptedEngine("", "TR L ]", "™")
+    reading = read_collector(blank, {"m20"}, nothing)
+    assert (reading.number, nothing.calls) == (None, DIGITLESS_STOP) and DIGITLESS_STOP < len(LADDER)
+    late = ScriptedEngine("", "T", "1", "12/280 R\nM20 • EN", "12/280 R\nM20 • EN")  # a digit seen by the third
+    assert read_collector(blank, {"m20"}, late).number == "12" and late.calls == 5

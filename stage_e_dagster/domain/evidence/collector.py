@@ -32,6 +32,8 @@ TYPE_SHARE = 0.6
 FALLBACK_CROP_HEIGHT = 150
 LEGAL_CROP_HEIGHT = 120
 LARGE_LINE_HEIGHT = 44
+# Reads after which the ladder stops when none of them held a digit: every collector line prints its number.
+DIGITLESS_STOP = 3
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,8 @@ def read_collector(
         if reading.confirmed:
             return reading
         readings.append(reading)
+        if attempt >= DIGITLESS_STOP and not any(ch.isdigit() for r in readings for ch in r.raw):
+            break  # no read has seen a digit: a card back, a card printed without a number, a blank crop
         if reading.accepted:
             key = (reading.number, reading.set_code)
             votes[key] = votes.get(key, 0) + 1
