@@ -19,7 +19,7 @@ from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement import evidence_store
 from stage_e_dagster.db.judgement.evidence_store import mark_decided
 from stage_e_dagster.db.work import work_rule
-from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE, WORK_STAGE
+from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE, ELIGIBILITY_FROM, INELIGIBILITY, WORK_STAGE
 from stage_e_dagster.db.work.queue import backlog, cards_needing_work
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
@@ -151,9 +151,13 @@ def _queue_and_rule(url: str, cards: list[int]) -> tuple[dict[int, str | None], 
 
 
 def _ineligibility(url: str, cards: list[int]) -> dict[int, str | None]:
+    """`card_ineligibility` per card, checked equal to the set-based `INELIGIBILITY` fragment on the way."""
     with get_engine(url).connect() as conn:
         found = dict(conn.execute(text("SELECT id, card_ineligibility(id) FROM card WHERE id = ANY(:ids)"),
                                   {"ids": cards}).all())
+        joined = dict(conn.execute(text(f"SELECT c.id, {INELIGIBILITY} FROM {ELIGIBILITY_FROM} "
+                                        "WHERE c.id = ANY(:ids)"), {"ids": cards}).all())
+    assert joined == found, "the INELIGIBILITY fragment and card_ineligibility disagree"
     return {c: found.get(c) for c in cards}
 
 

@@ -5,7 +5,8 @@ contract, documented in the README). What each count costs: the backlog and the 
 read the work queue (as small as the work); the ledger and trip counts read tables that grow with batches and trips.
 Four counts read in proportion to the catalogue of scans: cards by state (one pass over `card`), "with a machine
 vote" (one pass over the machine votes), the review queue (every card ever routed to review, joined to `card`) and
-the cards no machine may vote on by reason (the work rule's `card_ineligibility` for every present card).
+the cards no machine may vote on by reason (the work rule's eligibility over a join of every present card with its
+current evidence).
 At 1M cards they make the whole read take seconds, not milliseconds (docs/performance.md, "Scale"): fine for a
 command an operator runs, not for something polled every second.
 
@@ -24,6 +25,7 @@ from sqlalchemy import Engine, text
 from stage_e_dagster.db.review.queue import review_queue_size
 from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.db.slots.holders import SlotHolder, list_slot_holders
+from stage_e_dagster.db.work.predicates import ELIGIBILITY_FROM, INELIGIBILITY
 from stage_e_dagster.db.work.queue import backlog
 from stage_e_dagster.domain.calculators import MACHINE_PREFIX
 from stage_e_dagster.domain.kinds import REASONS
@@ -57,7 +59,7 @@ _FUNNEL = (
     "(SELECT count(DISTINCT card_id) FROM card_printing_tag WHERE anonymous_id LIKE :machine) AS with_machine_vote"
 )
 
-_INELIGIBLE = ("SELECT reason, count(*) FROM (SELECT card_ineligibility(c.id) AS reason FROM card AS c "
+_INELIGIBLE = (f"SELECT reason, count(*) FROM (SELECT {INELIGIBILITY} AS reason FROM {ELIGIBILITY_FROM} "
                "WHERE c.missing_since IS NULL) AS judged WHERE reason IS NOT NULL GROUP BY reason")
 
 
