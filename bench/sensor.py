@@ -12,9 +12,8 @@ times after one warm-up call; the table shows the median and the slowest call in
 - `claim_sweep_range` for each sweep cursor, walking the work chunk after chunk (so each call claims a new range);
 - the whole card_stream evaluation (`evaluate_stream`: reclaim, gates, busy cards, lookup) and the whole backstop
   sweep tick (`evaluate_sweep`: a reconcile window of 20k card ids against the full rule, then the claims);
-- the whole `pipeline_status` of `stage-e status` and its four counts that read the catalogue (cards by state,
-  the funnel's machine-vote count, the review queue's size, the cards no machine may vote on by reason), for the
-  record: they are not work lookups.
+- the whole `pipeline_status` of `stage-e status` and its three counts that read the catalogue (cards by state,
+  the funnel's machine-vote count, the review queue's size), for the record: they are not work lookups.
 
 The last line reads `worst lookup at 1M: <ms> ms; 1M/100k: <ratio>`: the largest median among the lookups (the
 rows marked `*`: tick lookups, backlog, work count, sweep claims) at the largest size, and that lookup's median
@@ -95,7 +94,6 @@ def measure(url: str, cards: int, repeats: int) -> dict[str, tuple[float, float]
         results["status: funnel (machine votes)"] = timed(
             lambda: conn.execute(text(status._FUNNEL), {"machine": MACHINE_PREFIX + "%"}).one(), repeats)
         results["status: review_queue_size"] = timed(lambda: review_queue_size(conn), repeats)
-        results["status: ineligible by reason"] = timed(lambda: conn.execute(text(status._INELIGIBLE)).all(), repeats)
     results["pipeline_status (stage-e status)"] = timed(lambda: pipeline_status(engine), repeats)
     return results
 
