@@ -18,8 +18,9 @@ from sqlalchemy import text
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement import evidence_store
 from stage_e_dagster.db.judgement.evidence_store import mark_decided
+from stage_e_dagster.db.reporting import status
 from stage_e_dagster.db.work import work_rule
-from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE, WORK_STAGE
+from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE, ELIGIBILITY_FROM, INELIGIBILITY, WORK_STAGE
 from stage_e_dagster.db.work.queue import backlog, cards_needing_work
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
@@ -151,9 +152,19 @@ def _queue_and_rule(url: str, cards: list[int]) -> tuple[dict[int, str | None], 
 
 
 def _ineligibility(url: str, cards: list[int]) -> dict[int, str | None]:
+    """`card_ineligibility` per card, checked equal to its set-based readers on the way: the `INELIGIBILITY`
+    fragment, and `stage-e status`'s count by reason over every card of the database."""
     with get_engine(url).connect() as conn:
         found = dict(conn.execute(text("SELECT id, card_ineligibility(id) FROM card WHERE id = ANY(:ids)"),
                                   {"ids": cards}).all())
+        joined = dict(conn.execute(text(f"SELECT c.id, {INELIGIBILITY} FROM {ELIGIBILITY_FROM} "
+                                        "WHERE c.id = ANY(:ids)"), {"ids": cards}).all())
+        by_reason = dict(conn.execute(text(
+            "SELECT reason, count(*) FROM (SELECT card_ineligibility(id) AS reason FROM card "
+            "WHERE missing_since IS NULL) AS judged WHERE reason IS NOT NULL GROUP BY reason")).all())
+        counted = dict(conn.execute(text(status._INELIGIBLE)).all())
+    assert joined == found, "the INELIGIBILITY fragment and card_ineligibility disagree"
+    assert counted == by_reason, "stage-e status's count by reason and card_ineligibility disagree"
     return {c: found.get(c) for c in cards}
 
 

@@ -16,10 +16,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, pool, text
 from sqlalchemy.exc import InterfaceError, OperationalError, ProgrammingError
 
+from stage_e_dagster.db.core.urls import normalise_url
+
 if TYPE_CHECKING:
     from stage_e_dagster.db.work import work_rule
-
-from stage_e_dagster.db.core.urls import normalise_url
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Serialises concurrent upgrades (a CLI and a Dagster step starting at once) on one database.

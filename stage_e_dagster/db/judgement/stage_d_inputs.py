@@ -5,7 +5,7 @@ equals the card's and its `extractor_versions` contain every current extractor v
 evidence gets None (the calculators abstain with `no-evidence`). Candidates are the printings whose normalised
 name equals the card's, or, for a name with none, printings with a face of that name (a double-faced card
 scanned and named by its front); a printing is read once, not once per language (`db.catalog.lookup`). Each card
-carries its kind and the work rule's reason no machine may vote on it (`card_ineligibility`, `db/work/rule.sql`);
+carries its kind and the work rule's reason no machine may vote on it (`INELIGIBILITY`, `db/work/rule.sql`);
 the catalogue holds no set types, so a printing's `set_type` is None and its layout alone says whether it is a
 token printing.
 """
@@ -21,7 +21,7 @@ from sqlalchemy import Connection, Row, text
 
 from stage_e_dagster.db.catalog.lookup import LOOKUP_RECORD
 from stage_e_dagster.db.core.arrays import int_array, text_array
-from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE
+from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE, ELIGIBILITY_FROM, INELIGIBILITY
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef, normalise_name
 from stage_e_dagster.domain.evidence.model import Evidence
 
@@ -34,8 +34,8 @@ _PRINTING_COLUMNS = (
 )
 
 _CARDS = text(
-    "SELECT id, name, name_normalised, expansion_hint, kind, card_ineligibility(id) AS ineligible FROM card "
-    "WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id"
+    f"SELECT c.id, c.name, c.name_normalised, c.expansion_hint, c.kind, {INELIGIBILITY} AS ineligible "
+    f"FROM {ELIGIBILITY_FROM} WHERE c.id = ANY(CAST(:ids AS bigint[])) ORDER BY c.id"
 )
 _EVIDENCE = text(
     f"SELECT e.card_id, {', '.join('e.' + name for name in EVIDENCE_FIELDS)} "

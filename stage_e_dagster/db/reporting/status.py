@@ -5,7 +5,7 @@ contract, documented in the README). What each count costs: the backlog and the 
 read the work queue (as small as the work); the ledger and trip counts read tables that grow with batches and trips.
 Four counts read in proportion to the catalogue of scans: cards by state (one pass over `card`), "with a machine
 vote" (one pass over the machine votes), the review queue (every card ever routed to review, joined to `card`) and
-the cards no machine may vote on by reason (the work rule's `card_ineligibility` for every present card).
+the cards no machine may vote on by reason (a pass over `card` and one over `image_evidence`, see `_INELIGIBLE`).
 At 1M cards they make the whole read take seconds, not milliseconds (docs/performance.md, "Scale"): fine for a
 command an operator runs, not for something polled every second.
 
@@ -59,8 +59,21 @@ _FUNNEL = (
     "(SELECT count(DISTINCT card_id) FROM card_printing_tag WHERE anonymous_id LIKE :machine) AS with_machine_vote"
 )
 
-_INELIGIBLE = ("SELECT reason, count(*) FROM (SELECT card_ineligibility(c.id) AS reason FROM card AS c "
-               "WHERE c.missing_since IS NULL) AS judged WHERE reason IS NOT NULL GROUP BY reason")
+_INELIGIBLE = """
+SELECT reason, count(*) FROM (
+    SELECT eligibility_reason(c.kind, c.tags, c.language, e.width, e.height, r.min_dpi, r.english_match) AS reason
+    FROM card AS c CROSS JOIN work_rule AS r
+    LEFT JOIN (SELECT s.card_id, s.content_sha256, s.extractor_versions, s.width, s.height
+               FROM image_evidence AS s CROSS JOIN work_rule AS w
+               WHERE eligibility_reason('card', '{}', NULL, s.width, s.height, w.min_dpi, true) = 'low-dpi') AS e
+        ON e.card_id = c.id AND e.content_sha256 = c.content_sha256 AND e.extractor_versions @> r.current_versions
+    WHERE c.missing_since IS NULL) AS judged
+WHERE reason IS NOT NULL GROUP BY reason
+"""
+"""The work rule's eligibility (`eligibility_reason`, `rule.sql`) over every present card. Only the pixel size comes
+from evidence, and only a size under the floor can give a reason, so the join takes just the evidence rows the same
+rule finds under the floor: one pass over `card` and one over `image_evidence`, joined on the few small scans,
+instead of a join of the two whole tables."""
 
 
 _REMOTE_CARDS = (

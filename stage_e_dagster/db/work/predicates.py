@@ -28,5 +28,15 @@ CURRENT_EVIDENCE = (
 )
 """Evidence `e` is current for card `c`: it is for the card's bytes and covers every current extractor version."""
 
+INELIGIBILITY = "eligibility_reason(c.kind, c.tags, c.language, e.width, e.height, r.min_dpi, r.english_match)"
+"""Why no machine may vote on card `c` (`rule.sql`), or NULL; `r` is the `work_rule` row and `e` the card's current
+evidence, LEFT JOINed (`ELIGIBILITY_FROM`): the set-based form of `card_ineligibility(c.id)`."""
+
+ELIGIBILITY_FROM = (
+    "card AS c CROSS JOIN work_rule AS r LEFT JOIN image_evidence AS e"
+    " ON e.card_id = c.id AND e.content_sha256 = c.content_sha256 AND e.extractor_versions @> r.current_versions"
+)
+"""The join `INELIGIBILITY` reads."""
+
 WORK_STAGE = "card_work_stage(c.id)"
 """The full rule for card `c`: 'C', 'D' or NULL (`rule.sql`), evaluated afresh rather than read from `card_work`."""

@@ -34,6 +34,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.execute("DROP FUNCTION IF EXISTS card_ineligibility(bigint)")
+    op.execute("DROP FUNCTION IF EXISTS eligibility_reason(text, text[], text, integer, integer, integer, boolean)")
     op.execute("DROP FUNCTION IF EXISTS log_card_back(bigint)")
     op.execute(Path(__file__).with_name("0011_rule.sql").read_text(encoding="utf-8"))
     op.drop_column("work_rule", "english_match")
