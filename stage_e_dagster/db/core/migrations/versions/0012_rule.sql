@@ -8,7 +8,8 @@
 -- (db/work/work_rule.py writes it).
 --
 -- Eligibility: card_ineligibility(card) names why no machine may vote on a card, or is NULL (domain/kinds.py
--- states the same rule in Python): a card back ('card-back'), custom art ('custom-art'), a language other than
+-- states the same rule in Python); eligibility_reason(...) is the rule over the values, which set-based readers
+-- (Stage D's inputs, stage-e status) apply to a join of card, work_rule and current evidence: a card back ('card-back'), custom art ('custom-art'), a language other than
 -- English unless work_rule.english_match ('non-english'), or current evidence whose pixel size is under
 -- work_rule.min_dpi on the card's 63 x 88 mm ('low-dpi', compared in whole numbers: px * 254 < dpi * 10 * mm).
 -- A card back gets evidence and a 'card-back' row in the scan log, and is owed no Stage D unless it still holds
@@ -23,16 +24,22 @@
 -- Changing the rule: edit this file, add a migration that loads it (work_rule_sql()), and paste the text the
 -- previous loading migration used into that migration as its frozen copy.
 
-CREATE OR REPLACE FUNCTION card_ineligibility(p_card bigint) RETURNS text LANGUAGE sql STABLE AS $$
+CREATE OR REPLACE FUNCTION eligibility_reason(p_kind text, p_tags text[], p_language text, p_width integer,
+                                              p_height integer, p_min_dpi integer, p_english_match boolean)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
-        WHEN c.kind = 'cardback' THEN 'card-back'
-        WHEN 'custom-art' = ANY(c.tags) THEN 'custom-art'
-        WHEN c.language IS NOT NULL AND c.language <> 'en' AND NOT r.english_match THEN 'non-english'
-        WHEN e.width > 0 AND e.height > 0
-             AND (least(e.width, e.height)::bigint * 254 < r.min_dpi::bigint * 630
-                  OR greatest(e.width, e.height)::bigint * 254 < r.min_dpi::bigint * 880) THEN 'low-dpi'
+        WHEN p_kind = 'cardback' THEN 'card-back'
+        WHEN 'custom-art' = ANY(p_tags) THEN 'custom-art'
+        WHEN p_language IS NOT NULL AND p_language <> 'en' AND NOT p_english_match THEN 'non-english'
+        WHEN p_width > 0 AND p_height > 0
+             AND (least(p_width, p_height)::bigint * 254 < p_min_dpi::bigint * 630
+                  OR greatest(p_width, p_height)::bigint * 254 < p_min_dpi::bigint * 880) THEN 'low-dpi'
         ELSE NULL
     END
+$$;
+
+CREATE OR REPLACE FUNCTION card_ineligibility(p_card bigint) RETURNS text LANGUAGE sql STABLE AS $$
+    SELECT eligibility_reason(c.kind, c.tags, c.language, e.width, e.height, r.min_dpi, r.english_match)
     FROM card c
     CROSS JOIN work_rule r
     LEFT JOIN image_evidence e
