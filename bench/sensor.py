@@ -71,7 +71,7 @@ def measure(url: str, cards: int, repeats: int) -> dict[str, tuple[float, float]
     with engine.begin() as conn:  # the running batches are alive: no tick reclaims them
         conn.execute(text("UPDATE dispatch_ledger SET heartbeat_at = now() WHERE status = 'running'"))
         low, high = conn.execute(text("SELECT min(card_id), max(card_id) FROM card_work")).one()
-    limit = stream.max_runs_per_tick * stream.batch_size
+    limit = stream.batch_size  # one claim of a draining run
     busy = set(range(high - 2 * stream.batch_size + 1, high + 1))  # two queued runs' cards
     frontier = (low + high) // 2
     results = {
