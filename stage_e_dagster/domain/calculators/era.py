@@ -22,14 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from typing import Any
 
-from stage_e_dagster.domain.calculators.fallback import SYMBOL_NEAREST_CEILING
+from stage_e_dagster.domain.calculators.fallback import printings_showing_symbol
 from stage_e_dagster.domain.calculators.matching import (
-    SYMBOL_MARGIN,
-    SYMBOL_MAX_DISTANCE,
     candidate_ids,
     normalise_collector_number,
-    symbol_distances,
-    with_symbol_twins,
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
@@ -89,21 +85,9 @@ def border_check(evidence: Evidence, candidates: Sequence[PrintingRef],
 
 def symbol_check(evidence: Evidence, candidates: Sequence[PrintingRef],
                  expansions: Mapping[str, ExpansionRef]) -> set[int] | None:
-    """Keep printings whose set symbol the scan shows (within `SYMBOL_MAX_DISTANCE`, else the clearly nearest
-    within `SYMBOL_NEAREST_CEILING`), with their sets' near-identical twins and sets without a reference symbol."""
-    if evidence.symbol_phash is None:
-        return None
-    distances = symbol_distances(evidence.symbol_phash, (p.set_code for p in candidates), expansions)
-    if not distances:
-        return None
-    kept = {code for code, distance in distances.items() if distance <= SYMBOL_MAX_DISTANCE}
-    if not kept:
-        ranked = sorted(distances.values())
-        clear = len(ranked) == 1 or ranked[1] - ranked[0] > SYMBOL_MARGIN
-        if ranked[0] <= SYMBOL_NEAREST_CEILING and clear:
-            kept = {min(distances, key=lambda code: distances[code])}
-    kept = with_symbol_twins(kept, distances, expansions)
-    return {p.id for p in candidates if p.set_code in kept or p.set_code not in distances}
+    """Keep printings whose set symbol the scan shows, with their sets' near-identical twins and sets without a
+    reference symbol (the fallback's symbol rule, `printings_showing_symbol`)."""
+    return printings_showing_symbol(evidence, candidates, expansions)
 
 
 CHECKS: dict[str, Check] = {"year": year_check, "border": border_check, "symbol": symbol_check}

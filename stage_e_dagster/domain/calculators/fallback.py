@@ -49,6 +49,12 @@ def border_check(
 def symbol_check(
     card: CardRef, evidence: Evidence, candidates: Sequence[PrintingRef], expansions: Mapping[str, ExpansionRef]
 ) -> set[int] | None:
+    """Keep printings whose set symbol the scan shows (`printings_showing_symbol`)."""
+    return printings_showing_symbol(evidence, candidates, expansions)
+
+
+def printings_showing_symbol(evidence: Evidence, candidates: Sequence[PrintingRef],
+                             expansions: Mapping[str, ExpansionRef]) -> set[int] | None:
     """Keep printings whose set symbol the scan shows; printings of sets with no reference symbol stay in.
 
     Kept sets: those within SYMBOL_MAX_DISTANCE; if there are none, the uniquely nearest set when it is within
