@@ -192,3 +192,49 @@ def test_a_broken_object_is_retried_a_bounded_number_of_times_then_skipped(db_en
     web.images["card 0.png"] = b"\x89PNG new bytes" * 10
     sync(db_engine, "cloud")
     assert card_state(db_engine, "cloud")["card 0.png"][1:3] == (None, 0), "a new version starts afresh"
+
+
+def test_a_403_judged_while_another_process_records_the_lockout_is_deferred_not_skipped(db_engine, web):
+    """Two fetchers (a connection each) get 403s from a source at once. The one that completes the streak records
+    the lockout; the other's 403 arrives while that transaction is open. It must wait for it and see the trip (the
+    card deferred with the rest), not judge the 403 a single forbidden object: that would end the card's fetching for
+    good although the source, not the object, refused."""
+    import threading
+
+    from stage_e_dagster.db.intake import fetch_state
+
+    _source(db_engine, web, _images(4))
+    with db_engine.begin() as conn:
+        conn.execute(text("UPDATE source SET fetch_ok_at = now() WHERE key = 'cloud'"))  # it answered before
+        source = conn.execute(text("SELECT id FROM source WHERE key = 'cloud'")).scalar()
+        cards = conn.execute(text("SELECT id, remote_token, identifier FROM card ORDER BY identifier")).all()
+
+    def judge(conn, card) -> object:
+        return fetch_state.record_forbidden(conn, source, card.id, card.remote_token, card.identifier, 3, "run-a", {})
+
+    with db_engine.begin() as conn:
+        assert judge(conn, cards[0]) is None and judge(conn, cards[1]) is None
+    answers: list = []
+    with db_engine.connect() as recording, db_engine.connect() as other:
+        recording.begin()
+        lockout = judge(recording, cards[2])
+        assert isinstance(lockout, fetch_state.Lockout), "the third 403 in a row is the lockout"
+        pid = recording.connection.dbapi_connection.info.backend_pid
+
+        def second() -> None:
+            with other.begin():
+                answers.append(judge(other, cards[3]))
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        with db_engine.connect() as watch:  # the other fetcher is waiting on the recording transaction
+            wait = "SELECT count(*) FROM pg_stat_activity WHERE :pid = ANY(pg_blocking_pids(pid))"
+            for _ in range(200):
+                if watch.execute(text(wait), {"pid": pid}).scalar():
+                    break
+                thread.join(0.05)
+        recording.commit()
+        thread.join(10)
+    assert answers == [fetch_state.LOCKED], "the 403 in flight at the lockout is deferred with the rest"
+    assert all(state[1] is None for state in card_state(db_engine, "cloud").values()), "no card skipped for good"
+    assert "card 3.png" not in dict(_skips(db_engine)), "nor logged as skipped"

@@ -112,7 +112,12 @@ def record_forbidden(conn: Connection, source_id: int, card_id: int, token: str,
                      run_id: str, detail: dict[str, Any]) -> Lockout | str | None:
     """A 403 (or 401): a named skip for the card (None), or, when it makes the source's streak a lockout (see the
     module docstring), the lockout recorded; `LOCKED` while the source's lockout trip is open (a response to a
-    request that was in flight when it tripped, here or in another process: deferred with the rest)."""
+    request that was in flight when it tripped, here or in another process: deferred with the rest).
+
+    The source's row is locked before the open trip is looked for: a 403 judged while another thread or process
+    records the lockout waits for it, then sees its trip (a check before the wait would miss it and skip the card for
+    good)."""
+    conn.execute(text("SELECT id FROM source WHERE id = :s FOR UPDATE"), {"s": source_id})
     if conn.execute(text("SELECT EXISTS (SELECT 1 FROM envelope_trip WHERE acknowledged_at IS NULL AND bar = :bar "
                          "AND detail ->> 'source_id' = CAST(:s AS text))"), {"bar": LOCKOUT_BAR, "s": source_id}
                     ).scalar():
