@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text
 
-from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
+from stage_e_dagster.domain.evidence.versions import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.kinds import DEFAULT_MIN_DPI
 from stage_e_dagster.domain.work import STAGE_C_ID, decided_by
 

@@ -26,24 +26,11 @@ from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
 from stage_e_dagster.domain.evidence.parse import has_proxy_marker, parse_copyright_year
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.evidence.versions import EXTRACTOR_VERSIONS, EXTRACTORS, stale_extractors  # noqa: F401 - re-exported
 
-EXTRACTOR_VERSIONS: dict[str, str] = {
-    "geometry": "geometry-v3",
-    "collector": "collector-v2",
-    "legal": "legal-v2",
-    "hashes": "hashes-v2",
-    "quality": "quality-v2",
-}
 # Geometry, hashes and quality look at the scan reduced to about this long side: they need no more, and a
 # quarter of the pixels is a quarter of the work. Only the OCR crops come from the full image.
 ANALYSIS_LONG_SIDE = 800
-EXTRACTORS = tuple(EXTRACTOR_VERSIONS)
-
-
-def stale_extractors(stored_versions: dict[str, str] | None) -> set[str]:
-    """Extractors whose stored version differs from the current one (all of them when nothing is stored)."""
-    stored = stored_versions or {}
-    return {name for name, version in EXTRACTOR_VERSIONS.items() if stored.get(name) != version}
 
 
 def extract_evidence(
