@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
-from collections.abc import Callable
+
+from timing import timed
 
 from stage_e_dagster.db.core.migrate import upgrade
 from testkit.scale import seed
@@ -34,17 +34,6 @@ from testkit.server import create_database, process_home, with_database
 
 LOOKUPS = ("tick lookup, fresh cursor", "tick lookup, lagging watermark", "tick lookup, at the frontier",
            "backlog()", "count_needing_work", "claim_sweep_range stage_c", "claim_sweep_range stage_d")
-
-
-def timed(call: Callable[[], object], repeats: int) -> tuple[float, float]:
-    """(median, max) wall ms of `repeats` calls after one warm-up call."""
-    call()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        call()
-        times.append(1000 * (time.perf_counter() - started))
-    return statistics.median(times), max(times)
 
 
 def measure(url: str, cards: int, repeats: int) -> dict[str, tuple[float, float]]:

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
-from collections.abc import Callable
 
 from sqlalchemy import text
+from timing import timed
 
 from testkit.scale import seed
 from testkit.server import create_database, process_home, with_database
@@ -41,16 +39,6 @@ SET session_replication_role = DEFAULT
 """
 """Sizes, kinds, tags and languages for the seeded cards (the work rule's triggers off while the kinds change: the
 lookups read the columns, not the work queue)."""
-
-
-def timed(call: Callable[[], object], repeats: int) -> tuple[float, float]:
-    call()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times), max(times)
 
 
 def measure(url: str, cards: int, repeats: int, per_card_max: int) -> dict[str, tuple[float, float]]:
