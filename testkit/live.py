@@ -53,17 +53,47 @@ def wait_for(check: Callable[[], Any], timeout: float, what: str, every: Callabl
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def _home_env(root: Path) -> dict[str, str]:
+    """This process's environment without its STAGE_E_* settings and DAGSTER_HOME, for the STAGE_E_HOME `root`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STAGE_E_") and k != "DAGSTER_HOME"}
+    env.update({"STAGE_E_HOME": str(root), "STAGE_E_STREAMING": "off", "STAGE_E_INBOX_INTERVAL_SECONDS": "5"})
+    return env
+
+
+_SEED: list[Path] = []
+
+
+def seeded_data_dir() -> Path:
+    """A stopped embedded server's data directory as a fresh home's first commands leave it (initdb, both databases,
+    the application schema at head by a real `stage-e status`, Dagster's tables), made once per process on a guarded
+    home of its own, so that each `Home` copies it instead of paying initdb and the migrations again."""
+    if not _SEED:
+        from testkit.instance import postgres_instance  # imports Dagster: only where a home is made
+
+        root = short_tempdir("se-seed-")
+        server = EmbeddedPostgres(root / "pg")
+        KEEP.add(server.guard(remove=root).pid)
+        done = subprocess.run([STAGE_E, "status"], env=_home_env(root), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        with postgres_instance(server.url("dagster")):
+            pass  # dagster-postgres creates its tables on first use, as `stage-e dev` or `run` would
+        server.stop()
+        _SEED.append(server.data_dir)
+    return _SEED[0]
+
+
 class Home:
     """A throwaway STAGE_E_HOME (a short path: the Postgres socket lives in it), its embedded server (guarded: it
-    never outlives this process) and the environment to use it. `close()` removes it all."""
+    never outlives this process; not started: the first `stage-e` command starts it) and the environment to use
+    it. `close()` removes it all. The server's data directory is a copy of `seeded_data_dir()`: what the first
+    command would have created, migrated to head."""
 
     def __init__(self) -> None:
         self.root = short_tempdir("se-d-")
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("STAGE_E_") and k != "DAGSTER_HOME"}
-        self.env.update({"STAGE_E_HOME": str(self.root), "STAGE_E_STREAMING": "off",
-                         "STAGE_E_INBOX_INTERVAL_SECONDS": "5"})
+        self.env = _home_env(self.root)
         self.server = EmbeddedPostgres(self.root / "pg")
         KEEP.add(self.server.guard(remove=self.root).pid)
+        subprocess.run(["cp", "-a", str(seeded_data_dir()), str(self.server.data_dir)], check=True)
         self.url = self.server.url("stage_e")
 
     def stage_e(self, *args: str, timeout: float = 180, env: dict[str, str] | None = None
@@ -172,6 +202,12 @@ class Dev:
         except (ProcessLookupError, subprocess.TimeoutExpired):
             pass
         self.kill_all()
+
+    def kill(self) -> None:
+        """SIGKILL to the whole tree at once, for a test that does not check how the command stops: no grace."""
+        self.record()
+        self.kill_all()
+        self.proc.wait(timeout=30)
 
     def kill_all(self) -> None:
         for pid, started in self.seen.items():

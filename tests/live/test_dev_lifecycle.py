@@ -26,7 +26,7 @@ def test_ctrl_c_stops_dagster_and_the_embedded_postgres_it_started(home, dev):
     inbox = home.root / "inbox"
     inbox.mkdir()
     home.stage_e("sources", "add", str(inbox), "--key", "inbox")  # starts the embedded server...
-    home.stage_e("postgres", "stop")  # ...which is down again when `stage-e dev` starts
+    home.server.stop()  # ...which is down again when `stage-e dev` starts
     assert not home.server.status().running
 
     running = dev()

@@ -6,9 +6,10 @@ The oracle is the database (ledger rows, trips, evidence) and Dagster's own reco
 after the thing they check could have happened:
 
 - the tripping run recorded exactly one trip and ended `halted`; its draining run ended without a second claim;
-- with the default ceiling restored and `stage-e dev` restarted, the `card_stream` sensor ticks several times while
-  the trip is open, each tick skipping with the trip's id, and no run of any kind starts (a broken sensor gate would
-  start a draining run here, even though that run would then stop at its own gate);
+- with the default ceiling restored and `stage-e dev` restarted, the `card_stream` sensor ticks twice while the trip
+  is open, each tick skipping with the trip's id, and no run of any kind starts (a broken sensor gate would start a
+  draining run here, even though that run would then stop at its own gate: Dagster records a requested run when
+  the tick submits it);
 - after `stage-e trips ack` every card is processed, once, by the stream.
 """
 
@@ -23,7 +24,9 @@ from testkit.live import wait_for
 
 pytestmark = pytest.mark.slow
 
-CARDS, BATCH = 12, 4
+CARDS, BATCH = 6, 3
+"""Two claims' worth: the first claim trips; after the acknowledgement its halted cards and the never-claimed ones
+are all processed by the stream."""
 _RUNS = '{ runsOrError { ... on Runs { results { runId status pipelineName startTime } } } }'
 _TICKS = ('{ sensorOrError(sensorSelector: {repositoryName: "__repository__", repositoryLocationName: '
           '"stage_e_dagster.definitions", sensorName: "card_stream"}) { ... on Sensor { sensorState { '
@@ -54,7 +57,7 @@ def test_an_open_trip_halts_the_stream_and_the_ack_brings_the_cards_back(home, d
              and all(r["status"] in ("SUCCESS", "FAILURE") for r in _runs(tripping)), 120, "the runs to end",
              every=tripping.record)
     runs = _runs(tripping)
-    tripping.stop()
+    tripping.kill()  # how this command stops is not the claim here (tests/live/test_dev_lifecycle.py)
 
     (trip,) = home.rows("SELECT id, run_id, detail->>'recorded_by', bar FROM envelope_trip")
     ledger = home.rows("SELECT run_id, status, failure_reason FROM dispatch_ledger")
@@ -68,8 +71,8 @@ def test_an_open_trip_halts_the_stream_and_the_ack_brings_the_cards_back(home, d
     fixed = dev()
     fixed.wait_ready()
     restarted = time.time()
-    wait_for(lambda: len([t for t in _ticks_after(fixed, restarted) if t["status"] == "SKIPPED"]) >= 3, 120,
-             "three card_stream ticks while the trip is open", every=fixed.record)
+    wait_for(lambda: len([t for t in _ticks_after(fixed, restarted) if t["status"] == "SKIPPED"]) >= 2, 120,
+             "two card_stream ticks while the trip is open", every=fixed.record)
     held = [t for t in _ticks_after(fixed, restarted) if t["status"] != "STARTED"]
     assert all(t["status"] == "SKIPPED" and trip[0] in (t["skipReason"] or "") for t in held), held
     assert len(_runs(fixed)) == len(runs), "nothing starts while a trip is open"
@@ -84,4 +87,4 @@ def test_an_open_trip_halts_the_stream_and_the_ack_brings_the_cards_back(home, d
     assert home.scalar("SELECT count(*) FROM image_evidence") == CARDS, "each card read once"
     triggers = home.rows("SELECT DISTINCT trigger FROM dispatch_ledger WHERE status = 'completed'")
     assert triggers == [("card-event",)], "the stream, not the sweep, brought the cards back"
-    fixed.stop()
+    fixed.kill()

@@ -21,14 +21,16 @@ pytestmark = pytest.mark.slow
 GIVE_UP_BOUND_SECONDS = 90
 """A "never" bound: dagster-postgres gives up about 25 s after the database goes away (docs/reliability.md); a run
 still waiting after this long would wait for ever."""
+CARDS, BATCH = 40, 20
+"""Two batches: the stop lands in the first, so cards of both lack evidence when Postgres is back."""
 UNEVIDENCED = "SELECT count(*) FROM card c WHERE NOT EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id)"
 
 
 def test_a_run_cut_off_by_a_postgres_stop_fails_clearly_and_its_cards_come_back(home):
     home.env["STAGE_E_RECLAIM_AFTER_SECONDS"] = "300"
-    demo_corpus_cli(home, 120, printings=60, workers=None)
+    demo_corpus_cli(home, CARDS, printings=60, workers=None)
 
-    run = subprocess.Popen([STAGE_E, "run", "--batch-size", "60"], env=home.env, stdout=subprocess.PIPE,
+    run = subprocess.Popen([STAGE_E, "run", "--batch-size", str(BATCH)], env=home.env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and home.scalar("SELECT count(*) FROM image_evidence") < 3:
@@ -50,7 +52,7 @@ def test_a_run_cut_off_by_a_postgres_stop_fails_clearly_and_its_cards_come_back(
     backlog_line = next(line for line in status.stdout.splitlines() if line.startswith("backlog:"))
     assert not backlog_line.startswith("backlog:  0 need evidence"), backlog_line
 
-    home.stage_e("run", "--batch-size", "60", timeout=600)
+    home.stage_e("run", "--batch-size", str(BATCH), timeout=600)
     assert home.scalar(UNEVIDENCED) == 0
     assert home.scalar("SELECT count(*) FROM card_work") == 0
     assert_nothing_twice(home)
