@@ -3,10 +3,12 @@ by CPU hogs trips. The defaults' other promise, no trip under the work they were
 controlled load signal in tests/db/test_governor.py; its live part (`python -m drills governor --parts stream`)
 needs a quiet host and stays a drill.
 
-The hogs run at nice 19: they lift the load average (it counts runnable processes whatever their priority) while
-taking almost no CPU from the rest of the suite. There are twice as many as the ceiling, so the 1-minute load passes
-the ceiling within about half a minute even on a quiet host (it only approaches the number of runnable processes);
-the run starts once it has, so its first check trips and a few cards are enough to leave some behind.
+Here the corpus is made first and the hogs run at nice 19 (`wait_over_ceiling`): they lift the load average (it
+counts runnable processes whatever their priority) while taking almost no CPU from the rest of the suite. There are
+twice as many as the ceiling, so the 1-minute load passes the ceiling within about half a minute even on a quiet
+host (it only approaches the number of runnable processes); the run starts once it has, so its first check trips
+and a few cards are enough to leave some behind. The drill script keeps hogs at twice the core count, at normal
+priority, beside a run of 400 cards.
 """
 
 from __future__ import annotations
