@@ -55,8 +55,10 @@ def _drill_processes(home: Home) -> list[str]:
     return left
 
 
-def hostile(home: Home, figures: dict[str, Any], *, good: int, grown_gb: float, catalogue_mb: int) -> None:
-    """Run the drill on `home` (a fresh STAGE_E_HOME); fills `figures`, raises AssertionError on a broken rule."""
+def hostile(home: Home, figures: dict[str, Any], *, good: int, grown_gb: float, catalogue_mb: int,
+            batch: int = 5) -> None:
+    """Run the drill on `home` (a fresh STAGE_E_HOME) with `stage-e run` in batches of `batch` cards; fills
+    `figures`, raises AssertionError on a broken rule."""
     started = time.monotonic()
     data = demo_corpus_cli(home, good, printings=40, seed=3, degraded=None, workers=None, catalogue=False,
                            source=None)
@@ -84,7 +86,7 @@ def hostile(home: Home, figures: dict[str, Any], *, good: int, grown_gb: float, 
 
     run_started = time.monotonic()
     env = {**home.env, "STAGE_E_OCR_MAX_SLOTS": "1"}
-    done = subprocess.run([STAGE_E, "run", "--batch-size", "5"], env=env, capture_output=True, text=True,
+    done = subprocess.run([STAGE_E, "run", "--batch-size", str(batch)], env=env, capture_output=True, text=True,
                           timeout=900)
     figures["run_s"] = round(time.monotonic() - run_started, 1)
     assert done.returncode == 0, f"stage-e run failed: {(done.stdout + done.stderr)[-1500:]}"
@@ -144,12 +146,12 @@ def check_catalogues(home: Home, normal_kb: int, payload_mb: int, figures: dict[
     figures["catalog_normal_mb"] = round(normal_kb / 1024)
 
 
-def run(figures: dict[str, Any] | None = None, *, good: int = 4, grown_gb: float = 4, catalogue_mb: int = 64
-        ) -> dict[str, Any]:
+def run(figures: dict[str, Any] | None = None, *, good: int = 4, grown_gb: float = 4, catalogue_mb: int = 64,
+        batch: int = 5) -> dict[str, Any]:
     """The drill on a throwaway home; returns the figures (raises AssertionError on a broken rule)."""
     figures = {} if figures is None else figures
     with live.home() as home:
-        hostile(home, figures, good=good, grown_gb=grown_gb, catalogue_mb=catalogue_mb)
+        hostile(home, figures, good=good, grown_gb=grown_gb, catalogue_mb=catalogue_mb, batch=batch)
     figures["host_load_1m"] = round(os.getloadavg()[0], 1)
     return figures
 
@@ -159,4 +161,5 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--good", type=int, default=8, help="good demo scans beside the hostile corpus")
     parser.add_argument("--grown-gb", type=float, default=16, help="size of the sparse file a scan grows to")
     parser.add_argument("--catalogue-mb", type=int, default=256, help="size of each hostile catalogue")
+    parser.add_argument("--batch", type=int, default=5, help="cards per batch of `stage-e run`")
     verdict.drill_main("hostile", run, parser, argv)

@@ -20,13 +20,15 @@ from typing import Any
 from drills import verdict
 from testkit import live
 from testkit.corpus import demo_corpus_cli
-from testkit.live import Dev, Home
+from testkit.live import Dev, Home, wait_for
 from testkit.oracle import REPOSITORY, assert_each_card_done_once, micro_batch_runs, stream_env, wait_settled
 from testkit.sql import execute, rows, scalar
 
 ASSETS = {"image_evidence", "printing_votes", "dispatch_outcome"}
 SENSORS = {"card_stream", "record_run_failures", "source_inbox"}
 SCHEDULE = "backstop_sweep"
+_TICKS = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name sensorState { '
+          'ticks(afterTimestamp: %f, statuses: [SUCCESS, SKIPPED]) { timestamp } } } } } } }')
 _DRAINS = ('{ runsOrError(filter: {pipelineName: "stream_drain"}) { ... on Runs { results { runId status '
            'tags { key value } } } } }')
 
@@ -49,6 +51,14 @@ def drain_runs(dev: Dev) -> list[dict[str, Any]]:
     """Dagster's stream_drain runs: runId, status and tags as a dict."""
     found = dev.query(_DRAINS)["runsOrError"]["results"]
     return [{**r, "tags": {t["key"]: t["value"] for t in r["tags"]}} for r in found]
+
+
+def card_stream_ticks(dev: Dev, since: float) -> int:
+    """How many `card_stream` ticks the daemon has finished (requesting runs or skipping) after `since` (a UNIX
+    time)."""
+    repos = ((dev.graphql(_TICKS % since) or {}).get("repositoriesOrError") or {}).get("nodes") or []
+    return sum(len(sensor["sensorState"]["ticks"]) for repo in repos for sensor in repo["sensors"]
+               if sensor["name"] == "card_stream")
 
 
 def check_stream_runs(home: Home, dev: Dev, cards: int) -> int:
@@ -82,7 +92,9 @@ def prove_no_double_claim(home: Home, dev: Dev, figures: dict[str, Any], timeout
     assert execute(home, "DELETE FROM image_evidence WHERE card_id = ANY(%s)", (list(card_ids),)) == len(card_ids)
     assert scalar(home, "SELECT count(*) FROM card_work") == len(card_ids), "the batch's cards are owed work"
     wait_settled(home, dev, timeout)
-    time.sleep(12)  # more than a card_stream interval: room for a wrongly started second draining run
+    settled = time.time()  # two full card_stream ticks after this: room for a wrongly started second draining run
+    wait_for(lambda: card_stream_ticks(dev, settled) >= 2, timeout, "two card_stream ticks after the reclaim",
+             every=dev.record, poll=0.5)
     new = [r for r in micro_batch_runs(dev) if r["runId"] not in before]
     claims = rows(home, "SELECT card_ids FROM dispatch_ledger WHERE run_id = ANY(%s)", ([r["runId"] for r in new],))
     assert sorted(card for (ids,) in claims for card in ids) == sorted(card_ids), "each reopened card once"

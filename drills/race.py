@@ -14,7 +14,7 @@ sampled. The oracle is the database's final state, checked against the rules:
 - never more OCR slot holders than the cap; each run's Stage C counters add up to its batch, and OCR ran once per
   distinct content across all runs (no card was extracted twice).
 
-`python -m drills race batch GATE INDEX CARD_ID...` is one racing run (the child process).
+`python -m drills race racers GATE` starts the racing runs (the child processes).
 """
 
 from __future__ import annotations
@@ -49,9 +49,8 @@ def overlapping_batches(ids: list[int], runs: int, size: int) -> list[list[int]]
 
 
 def prepare(home: Home, cards: int, printings: int, seed: int = 5) -> list[int]:
-    """A demo catalogue and `cards` scans, ingested; the Dagster storage initialised. The card ids, in order."""
+    """A demo catalogue and `cards` scans, ingested. The card ids, in order."""
     demo_corpus_cli(home, cards, printings, seed=seed, degraded=None, workers=None)
-    home.stage_e("status", "--json")  # creates Dagster's run storage once, before the racers open it together
     return [int(row[0]) for row in home.rows("SELECT id FROM card ORDER BY id")]
 
 
@@ -74,37 +73,37 @@ def race(home: Home, figures: dict[str, Any], *, cards: int, runs: int, batch: i
            "STAGE_E_RSS_CEILING_MB": "100000"}
     gate = home.root / "race-gate"
     gate.mkdir()
+    (gate / "batches.json").write_text(json.dumps(batches))
     log_start = home.server.log_file.stat().st_size if home.server.log_file.exists() else 0
-    procs = [
-        subprocess.Popen([sys.executable, "-m", "drills", "race", "batch", str(gate), str(i), *map(str, ids_)],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for i, ids_ in enumerate(batches)
-    ]
+    loader = subprocess.Popen([sys.executable, "-m", "drills", "race", "racers", str(gate)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak_holders = samples = 0
     try:
-        wait_for(lambda: len(list(gate.glob("ready-*"))) == runs or any(p.poll() is not None for p in procs),
+        wait_for(lambda: len(list(gate.glob("ready-*"))) == runs or loader.poll() is not None,
                  timeout, "every racer to load the job")
         (gate / "go").touch()
         released = time.monotonic()
         deadline = released + timeout
-        while any(p.poll() is None for p in procs):
+        while loader.poll() is None:
             assert time.monotonic() < deadline, f"the race did not end within {timeout:.0f} s"
             holders = home.rows(_SLOT_HOLDERS, (NAMESPACE,))[0][0]
             peak_holders, samples = max(peak_holders, holders), samples + 1
             time.sleep(0.2)
         figures["race_s"] = round(time.monotonic() - released, 1)
-        outputs = [p.communicate() for p in procs]
+        said = loader.communicate()[0]
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        if loader.poll() is None:
+            loader.kill()  # its racers die with it (PR_SET_PDEATHSIG)
+            loader.wait()
     figures.update(peak_slot_holders=peak_holders, slot_samples=samples)
+    assert loader.returncode == 0, f"the racers' parent exited {loader.returncode}: {said.strip()[-800:]}"
+    outputs = [((gate / f"rc-{i}").read_text(), (gate / f"out-{i}").read_text(errors="replace"),
+                (gate / f"err-{i}").read_text(errors="replace")) for i in range(runs)]
 
     reports = []
-    for i, (p, (out, err)) in enumerate(zip(procs, outputs, strict=True)):
+    for i, (code, out, err) in enumerate(outputs):
         lines = [line for line in out.splitlines() if line.startswith("{")]
-        assert p.returncode == 0 and lines, f"racer {i} exited {p.returncode}: {err.strip()[-800:]}"
+        assert code == "0" and lines, f"racer {i} exited {code}: {err.strip()[-800:]}"
         reports.append(json.loads(lines[-1]))
         assert "IntegrityError" not in err and UNIQUE_VIOLATION not in err, f"racer {i}: {err.strip()[-800:]}"
     failed = [r for r in reports if not r["success"]]
@@ -185,18 +184,68 @@ def check_final_state(home: Home, ids: list[int], batches: list[list[int]], repo
         f"{inserted} vote groups inserted and {replaced} replaced across the runs for {len(stored)} votes")
 
 
-def _racer(gate: Path, index: int, card_ids: list[int]) -> None:
-    """One racing run: load the production job, say ready, wait for the gate, execute, report one JSON line."""
-    from dagster import DagsterEventType, DagsterInstance
+def _racers(gate: Path) -> None:
+    """The racing runs: load the production job once, then fork one process per batch of `gate/batches.json`
+    (forked, each is a process of its own with its own Dagster instance and connections, as a launched run is; the
+    job is not loaded eight times over). Each says ready, waits for the gate and executes its batch (`_racer`); its
+    stdout, stderr and exit code end in `gate/out-N`, `gate/err-N` and `gate/rc-N`."""
+    from dagster import DagsterInstance
 
-    from stage_e_dagster.in_process import QUIET
-    from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
+    from stage_e_dagster.in_process import QUIET  # noqa: F401 - imported once here, not in every racer
+    from stage_e_dagster.jobs import MICRO_BATCH
     from stage_e_dagster.runtime import prepare_dagster_environment
 
     prepare_dagster_environment()
     from stage_e_dagster.definitions import defs
 
     job = defs.resolve_job_def(MICRO_BATCH)
+    with DagsterInstance.get():
+        pass  # creates Dagster's run storage once, before the racers open it together
+    batches = json.loads((gate / "batches.json").read_text())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    children = {}
+    for index, card_ids in enumerate(batches):
+        pid = os.fork()
+        if pid == 0:
+            _child(gate, index, job, card_ids)  # never returns
+        children[pid] = index
+    while children:
+        pid, status = os.wait()
+        (gate / f"rc-{children.pop(pid)}").write_text(str(os.waitstatus_to_exitcode(status)))
+
+
+def _child(gate: Path, index: int, job: Any, card_ids: list[int]) -> None:
+    """One forked racer: its output to files, dies with its parent, runs `_racer`, exits without the parent's
+    exit handlers."""
+    code = 1
+    try:
+        import ctypes
+        import signal
+        import traceback
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+        for stream, name in ((1, "out"), (2, "err")):
+            with open(gate / f"{name}-{index}", "w") as sink:
+                os.dup2(sink.fileno(), stream)
+        try:
+            _racer(gate, index, job, card_ids)
+            code = 0
+        except BaseException:  # noqa: BLE001 - any error is this racer's failure, reported in its err file
+            traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _racer(gate: Path, index: int, job: Any, card_ids: list[int]) -> None:
+    """One racing run: say ready, wait for the gate, execute the batch, report one JSON line."""
+    from dagster import DagsterEventType, DagsterInstance
+
+    from stage_e_dagster.in_process import QUIET
+    from stage_e_dagster.jobs import BatchSpec
+
     spec = BatchSpec(tuple(card_ids), trigger="card-event", mode="passive")
     with DagsterInstance.get() as instance:
         (gate / f"ready-{index}").touch()
@@ -224,8 +273,8 @@ def run(figures: dict[str, Any] | None = None, *, cards: int = 16, runs: int = 8
 
 
 def main(argv: list[str] | None = None) -> None:
-    if argv and argv[0] == "batch":  # one racing run, started by `race` in a process of its own
-        _racer(Path(argv[1]), int(argv[2]), [int(a) for a in argv[3:]])
+    if argv and argv[0] == "racers":  # the racing runs, started by `race` in a process of their own
+        _racers(Path(argv[1]))
         return
     parser = verdict.parser_for("race", __doc__)
     parser.add_argument("--cards", type=int, default=48)

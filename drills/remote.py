@@ -126,8 +126,9 @@ def check_outcome(home: Home, server: S3Server, figures: dict[str, Any], cards: 
 
 
 def drill(home: Home, start_dev: Callable[[], Dev], server: S3Server, figures: dict[str, Any], cards: int = 500,
-          batch: int = 50, rate: float = 7.0, storm: int = 30, timeout: float = 1800) -> None:
-    """Run the drill on `home` (a fresh one) against `server`; `start_dev` starts `stage-e dev`. Fills `figures`."""
+          batch: int = 50, rate: float = 7.0, storm: int = 30, timeout: float = 1800, ctrl_c: bool = True) -> None:
+    """Run the drill on `home` (a fresh one) against `server`; `start_dev` starts `stage-e dev`. Fills `figures`.
+    With `ctrl_c` the drill ends with Ctrl-C to `stage-e dev` and checks that no process of its tree is left."""
     figures.update(cards=cards, rate=rate)
     data = demo_corpus_cli(home, cards, source=None)
     assert upload_tree(server, data / "scans", "scans") == cards
@@ -147,20 +148,23 @@ def drill(home: Home, start_dev: Callable[[], Dev], server: S3Server, figures: d
     figures["seconds"] = round(time.monotonic() - started)
     figures["server_stall_max_s"] = stalls.stop()
     check_outcome(home, server, figures, cards, rate)
+    if not ctrl_c:
+        return
     assert dev.ctrl_c() == 0
     left = dev.left_behind()
     assert left == [], f"processes left behind: {left}"
 
 
 def run(figures: dict[str, Any] | None = None, *, cards: int = 500, batch: int = 50, rate: float = 7.0,
-        storm: int = 30, timeout: float = 1800) -> dict[str, Any]:
-    """The drill on a throwaway home and a fresh server; returns the figures (AssertionError on a broken rule)."""
+        storm: int = 30, timeout: float = 1800, ctrl_c: bool = True) -> dict[str, Any]:
+    """The drill on a throwaway home and a fresh server; returns the figures (AssertionError on a broken rule).
+    `ctrl_c`: see `drill`."""
     figures = {} if figures is None else figures
     with live.home() as home, s3_server() as server:
         devs = live.Devs(home)
         try:
             drill(home, devs, server, figures, cards=cards, batch=batch, rate=rate, storm=storm,
-                  timeout=timeout)
+                  timeout=timeout, ctrl_c=ctrl_c)
         finally:
             devs.kill_all()
     return figures

@@ -18,6 +18,7 @@ def test_overlapping_batches_put_every_card_in_several(cards, size):
 
 def test_eight_concurrent_micro_batch_runs_over_overlapping_cards():
     figures = race.run(cards=12, runs=8, batch=4, slots=2)
+    print(figures)
     assert figures["failed_runs"] == 0 and figures["unique_violations"] == 0
     assert figures["peak_slot_holders"] <= 2
     assert figures["min_batches_per_card"] >= 2
