@@ -144,6 +144,11 @@ BREAKAGES = (
           "timeout_seconds=self.settings.timeout_seconds)"),),
         ("tests/db/test_remote_fetch.py::test_requests_waiting_for_their_turn_when_a_lockout_trips_are_never_sent",)),
     Breakage(
+        "a 403 judged without waiting for a lockout being recorded", "stage_e_dagster/db/intake/fetch_state.py",
+        (('    conn.execute(text("SELECT id FROM source WHERE id = :s FOR UPDATE"), {"s": source_id})\n', ""),),
+        ("tests/db/test_remote_fetch.py::test_a_403_judged_while_another_process_records_the_lockout_is_deferred_not_"
+         "skipped",)),
+    Breakage(
         "the catalogue version left alone by changes",
         "stage_e_dagster/db/core/migrations/versions/0014_catalog_version.py",
         (("IF EXISTS (SELECT 1 FROM changed_rows) THEN", "IF false THEN"),),
