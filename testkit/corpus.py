@@ -13,10 +13,14 @@ Through the `stage-e` commands of a `testkit.live.Home` (real processes, as an o
 
 from __future__ import annotations
 
+import functools
+import io
+import json
 import random
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
 from sqlalchemy import Engine, select, text, update
 
 from stage_e_dagster.db.catalog.importer import (
@@ -82,6 +86,21 @@ def write_catalogue(root: Path, printings: int, seed: int) -> list[dict[str, Any
     return catalogue
 
 
+@functools.lru_cache(maxsize=256)
+def _clean_scan_file(card_json: str, long_side: int, bleed: bool, seed: int, image_format: str) -> bytes:
+    """The file of one clean scan, rendered once per process: many tests draw the same scans of the same small
+    catalogue, and rendering and encoding are deterministic in these arguments, so a repeat is served from memory."""
+    buffer = io.BytesIO()
+    render_scan(json.loads(card_json), long_side=long_side, bleed=bleed, seed=seed).save(buffer, image_format)
+    return buffer.getvalue()
+
+
+def clean_scan(path: Path, card: dict[str, Any], long_side: int, bleed: bool = False, seed: int = 0) -> None:
+    """Write a clean scan of `card` to `path`, in the format its suffix names (`render_scan`, cached per process)."""
+    image_format = Image.registered_extensions()[path.suffix.lower()]
+    path.write_bytes(_clean_scan_file(json.dumps(card, sort_keys=True), long_side, bleed, seed, image_format))
+
+
 def rendered_scans(target: Engine | str, root: Path, cards: int = 6, printings: int = 30, seed: int = 7,
                    long_side: int = 1040, source: str = "test") -> dict[str, dict[str, Any]]:
     """A catalogue and `cards` clean scans (`long_side` px, every other one with bleed) under root/scans,
@@ -94,7 +113,7 @@ def rendered_scans(target: Engine | str, root: Path, cards: int = 6, printings: 
     for i in range(cards):
         card = catalogue[(i * 7) % len(catalogue)]
         name = f"{card['name'].split(' // ')[0]} [{card['set'].upper()}] ({i}).png"
-        render_scan(card, long_side=long_side, bleed=bool(i % 2), seed=i).save(scans / name)
+        clean_scan(scans / name, card, long_side, bleed=bool(i % 2), seed=i)
         truth[name] = card
     ingest(target, scans, source)
     return truth
@@ -112,7 +131,7 @@ def named_scans(target: Engine | str, root: Path, names: dict[str, int], printin
     for name, index in names.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        render_scan(catalogue[index], long_side=long_side, seed=index).save(path)
+        clean_scan(path, catalogue[index], long_side, seed=index)
     return catalogue
 
 
