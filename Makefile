@@ -12,9 +12,10 @@ DEMO_CARDS ?= 400
 # The demo's scans arrive in the watched inbox in waves of DEMO_WAVE every DEMO_WAVE_SECONDS while Dagster runs.
 DEMO_WAVE ?= 50
 DEMO_WAVE_SECONDS ?= 20
-# The suite runs in two pytest workers: live and drill tests spend most of their time waiting on Dagster's daemon,
-# so a second worker keeps both cores busy. Every worker has its own Postgres, databases and homes.
-TEST_WORKERS ?= 2
+# The suite runs in three pytest workers on two cores: live and drill tests spend much of their time waiting on
+# Dagster's daemon, and a third worker fills those waits (docs/testing.md has the figures for two and three).
+# Every worker has its own Postgres, databases and homes.
+TEST_WORKERS ?= 3
 
 .PHONY: install test test-quick breakages demo lint bench clean-data
 
