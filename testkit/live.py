@@ -26,7 +26,7 @@ import psutil
 
 from stage_e_dagster.postgres.server import EmbeddedPostgres
 from testkit import sql
-from testkit.server import KEEP, short_tempdir
+from testkit.server import KEEP, admin, short_tempdir
 
 STAGE_E = str(Path(sys.executable).parent / "stage-e")
 NEVER = "0 0 1 1 *"
@@ -77,6 +77,12 @@ def seeded_data_dir() -> Path:
         assert done.returncode == 0, done.stderr
         with postgres_instance(server.url("dagster")):
             pass  # dagster-postgres creates its tables on first use, as `stage-e dev` or `run` would
+        conn = admin(server.url("postgres"))
+        try:  # as on the suite's server (testkit.server.suite_server): commits do not wait for the disk
+            with conn.cursor() as cur:
+                cur.execute("ALTER SYSTEM SET synchronous_commit = off")
+        finally:
+            conn.close()
         server.stop()
         _SEED.append(server.data_dir)
     return _SEED[0]
