@@ -7,6 +7,7 @@ teardown can kill exactly what it started.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ import psutil
 
 from stage_e_dagster.postgres.server import EmbeddedPostgres
 from testkit import sql
-from testkit.server import KEEP, admin, short_tempdir
+from testkit.server import KEEP, commits_skip_the_disk, short_tempdir
 
 STAGE_E = str(Path(sys.executable).parent / "stage-e")
 NEVER = "0 0 1 1 *"
@@ -60,32 +61,23 @@ def _home_env(root: Path) -> dict[str, str]:
     return env
 
 
-_SEED: list[Path] = []
-
-
+@functools.cache
 def seeded_data_dir() -> Path:
     """A stopped embedded server's data directory as a fresh home's first commands leave it (initdb, both databases,
     the application schema at head by a real `stage-e status`, Dagster's tables), made once per process on a guarded
     home of its own, so that each `Home` copies it instead of paying initdb and the migrations again."""
-    if not _SEED:
-        from testkit.instance import postgres_instance  # imports Dagster: only where a home is made
+    from testkit.instance import postgres_instance  # imports Dagster: only where a home is made
 
-        root = short_tempdir("se-seed-")
-        server = EmbeddedPostgres(root / "pg")
-        KEEP.add(server.guard(remove=root).pid)
-        done = subprocess.run([STAGE_E, "status"], env=_home_env(root), capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-        with postgres_instance(server.url("dagster")):
-            pass  # dagster-postgres creates its tables on first use, as `stage-e dev` or `run` would
-        conn = admin(server.url("postgres"))
-        try:  # as on the suite's server (testkit.server.suite_server): commits do not wait for the disk
-            with conn.cursor() as cur:
-                cur.execute("ALTER SYSTEM SET synchronous_commit = off")
-        finally:
-            conn.close()
-        server.stop()
-        _SEED.append(server.data_dir)
-    return _SEED[0]
+    root = short_tempdir("se-seed-")
+    server = EmbeddedPostgres(root / "pg")
+    KEEP.add(server.guard(remove=root).pid)
+    done = subprocess.run([STAGE_E, "status"], env=_home_env(root), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with postgres_instance(server.url("dagster")):
+        pass  # dagster-postgres creates its tables on first use, as `stage-e dev` or `run` would
+    commits_skip_the_disk(server.url("postgres"))  # as on the suite's server
+    server.stop()
+    return server.data_dir
 
 
 class Home:

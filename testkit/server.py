@@ -102,14 +102,7 @@ def suite_server() -> Iterator[str]:
             yield container.get_connection_url()
         return
     with throwaway_server() as server:
-        conn = admin(server.url("postgres"))
-        try:  # a commit returns before its WAL reaches the disk: visibility between sessions, locks and
-            # constraints are unchanged; only a crash of this throwaway server could lose its last commits
-            with conn.cursor() as cur:
-                cur.execute("ALTER SYSTEM SET synchronous_commit = off")
-                cur.execute("SELECT pg_reload_conf()")
-        finally:
-            conn.close()
+        commits_skip_the_disk(server.url("postgres"))
         yield server.url("postgres")
 
 
@@ -124,6 +117,19 @@ def admin(server_url: str):
     conn = psycopg2.connect(libpq_dsn(server_url), connect_timeout=CONNECT_TIMEOUT)
     conn.autocommit = True
     return conn
+
+
+def commits_skip_the_disk(server_url: str) -> None:
+    """Make a throwaway test server's commits return before their WAL reaches the disk (`synchronous_commit = off`,
+    kept in its data directory). Visibility between sessions, locks and constraints are unchanged; only a crash of
+    the server could lose its last commits, and no test crashes one."""
+    conn = admin(server_url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("ALTER SYSTEM SET synchronous_commit = off")
+            cur.execute("SELECT pg_reload_conf()")
+    finally:
+        conn.close()
 
 
 def create_database(server_url: str, name: str, template: str | None = None) -> str:
