@@ -2,7 +2,7 @@
 
 Three bars, judged in this order: `host_load` (1-minute load average), `rss` (the largest resident memory of the
 checked worker processes, in MB) and `image_failure_rate` (failed share of the most recent image loads, judged
-only once enough loads exist). A bar trips only when its observed value is strictly greater than its ceiling; a
+only once enough loads exist; loads before the newest acknowledgement of such a trip are not judged again). A bar trips only when its observed value is strictly greater than its ceiling; a
 signal that could not be read (None) skips its bar. Only `passive` runs are held to the envelope.
 """
 
@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-BARS = ("host_load", "rss", "image_failure_rate")
+FAILURE_RATE_BAR = "image_failure_rate"
+BARS = ("host_load", "rss", FAILURE_RATE_BAR)
 ENFORCED_MODES = ("passive",)
 
 
@@ -74,6 +75,6 @@ def evaluate_bars(signals: Signals, ceilings: Ceilings) -> Breach | None:
     if counts is not None and counts.loads >= max(ceilings.failure_min_loads, 1):
         rate = counts.failures / counts.loads
         if rate > ceilings.failure_rate:
-            return Breach("image_failure_rate", rate, float(ceilings.failure_rate),
+            return Breach(FAILURE_RATE_BAR, rate, float(ceilings.failure_rate),
                           {"loads": counts.loads, "failures": counts.failures})
     return None

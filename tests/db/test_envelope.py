@@ -7,6 +7,7 @@ import pickle
 
 import pytest
 
+from stage_e_dagster.db.runs import trips
 from stage_e_dagster.db.runs.image_loads import recent_load_counts
 from stage_e_dagster.domain.envelope import Breach, Ceilings, LoadCounts, Signals, evaluate_bars
 from stage_e_dagster.domain.work import STAGE_C_ID
@@ -53,8 +54,9 @@ def test_breach_detail_names_the_worker_and_the_counts() -> None:
 
 # -- the failure-rate query ----------------------------------------------------------------------------------
 def _seed(conn, ok: int, failed: int, failures_first: bool = False, reason: str = "unreadable-image",
-          voter: str = STAGE_C_ID) -> None:
-    """`ok` evidence rows and `failed` Stage C skip rows; failures are older than every success if asked."""
+          voter: str = STAGE_C_ID, ahead: bool = False) -> None:
+    """`ok` evidence rows and `failed` Stage C skip rows; failures are older than every success if asked; every
+    row a day ahead of now if asked (later than anything recorded now)."""
     with conn.cursor() as cur:
         cur.execute("INSERT INTO source (key, location) VALUES ('s', '/scans') ON CONFLICT DO NOTHING")
         cur.execute("SELECT coalesce(max(id), 0) FROM card")
@@ -67,15 +69,16 @@ def _seed(conn, ok: int, failed: int, failures_first: bool = False, reason: str 
             (base + 1, base + total),
         )
         fail_offset = "interval '1 hour'" if failures_first else "interval '0 seconds'"
+        at = "now() + interval '1 day'" if ahead else "now()"
         cur.execute(
             "INSERT INTO image_evidence (card_id, content_sha256, updated_at) "
-            "SELECT id, content_sha256, now() - (id %% 97) * interval '1 second' FROM card "
+            f"SELECT id, content_sha256, {at} - (id %% 97) * interval '1 second' FROM card "
             "WHERE id > %s AND id <= %s",
             (base, base + ok),
         )
         cur.execute(
             "INSERT INTO card_scan_log (card_id, anonymous_id, skip_reason, created_at) "
-            f"SELECT id, %s, %s, now() - {fail_offset} - (id %% 89) * interval '1 second' FROM card "
+            f"SELECT id, %s, %s, {at} - {fail_offset} - (id %% 89) * interval '1 second' FROM card "
             "WHERE id > %s AND id <= %s",
             (voter, reason, base + ok, base + total),
         )
@@ -123,6 +126,31 @@ def test_other_skips_and_voters_are_not_load_failures(db_engine, pg_connect) -> 
     _seed(conn, ok=0, failed=3, reason="truncated-image")
     with db_engine.connect() as conn:
         assert recent_load_counts(conn) == LoadCounts(63, 3)
+
+
+def test_an_acknowledged_failure_rate_trip_leaves_its_failures_unjudged(db_engine, pg_connect) -> None:
+    """Acknowledged, the failures behind a failure-rate trip are not judged again (else every passive run would trip
+    at its start for good: no new load could dilute them); failures recorded after the acknowledgement are."""
+    conn = pg_connect()
+    _seed(conn, ok=90, failed=10, failures_first=True)  # an hour old
+    with db_engine.connect() as read:
+        counts = recent_load_counts(read)
+    breach = evaluate_bars(Signals(image_loads=counts), CEILINGS)
+    assert breach is not None and breach.bar == "image_failure_rate"
+    with db_engine.begin() as write:
+        trip = trips.record_trip(write, "run-a", breach.bar, breach.observed, breach.ceiling, breach.detail)
+        trips.record_trip(write, "run-b", "host_load", 9.0, 2.0, None)
+    with conn.cursor() as cur:  # a host-load trip acknowledged changes nothing here
+        cur.execute("UPDATE envelope_trip SET acknowledged_at = now() WHERE run_id = 'run-b'")
+    with db_engine.connect() as read:
+        assert recent_load_counts(read) == counts
+    with db_engine.begin() as write:
+        trips.acknowledge(write, trip, "the broken share is fixed")
+    with db_engine.connect() as read:
+        assert recent_load_counts(read) == LoadCounts(0, 0)
+    _seed(conn, ok=45, failed=5, ahead=True)
+    with db_engine.connect() as read:
+        assert recent_load_counts(read) == LoadCounts(50, 5)
 
 
 # -- the resource ---------------------------------------------------------------------------------------------
