@@ -200,20 +200,20 @@ def _ticks_after(dev: Dev, since: float) -> dict[str, int]:
     return counts
 
 
-def _run_processes(dev: Dev, run_ids: list[str]) -> dict[int, str]:
-    """The processes of these runs now (each run worker, as its log names it, and everything under it, such as
-    OCR workers): pid -> command line."""
-    text = Path(dev.log.name).read_text(errors="replace")
-    pids = [int(pid) for run in run_ids
-            for pid in re.findall(re.escape(run) + r" - \d+ - ENGINE_EVENT - Executing steps in process \(pid: (\d+)\)",
-                                  text)]
+def _run_processes(owners: list[str | None]) -> dict[int, str]:
+    """The processes running these batches now: each ledger row's `owner` process (`host.process_owner`: a streamed
+    batch is a claim inside a draining run's process) and everything under it, such as OCR workers: pid -> command
+    line. A process whose pid was reused since it took the batch is left out."""
     found = {}
-    for pid in pids:
+    for owner in owners:
         try:
-            proc = psutil.Process(pid)
+            _host, pid, started = (owner or "").split("/")
+            proc = psutil.Process(int(pid))
+            if f"{proc.create_time():.2f}" != started:
+                continue
             for one in [proc, *proc.children(recursive=True)]:
                 found[one.pid] = " ".join(one.cmdline())[:160]
-        except psutil.Error:
+        except (ValueError, psutil.Error):
             continue
     return found
 
@@ -234,8 +234,9 @@ def postgres_restart(home: Home, cards: int, batch: int, figures: dict[str, Any]
             fast batch can end between two looks: then look again)."""
             if (_scalar(home, "SELECT count(*) FROM image_evidence") or 0) < 1:
                 return None
-            ids = [r[0] for r in rows(home.url, "SELECT run_id FROM dispatch_ledger WHERE status = 'running'")]
-            found = _run_processes(dev, ids) if ids else {}
+            running = rows(home.url, "SELECT run_id, owner FROM dispatch_ledger WHERE status = 'running'")
+            ids = [run for run, _ in running]
+            found = _run_processes([owner for _, owner in running])
             return (ids, found) if found else None
 
         in_flight, running = wait_for(in_flight_now, 300, "a batch in flight with evidence stored and its process "
