@@ -40,6 +40,9 @@ TAG_LAST_CARD = "stage_e/last_card"
 STREAM_DRAIN = "stream_drain"
 TAG_DRAIN_RUN = "stage_e/drain_run"
 """On a micro_batch run started by a draining run: that run's id."""
+TAG_OWNER = "stage_e/owner"
+"""On a draining run, added once it runs: its process (`host.process_owner`), so the reaper can tell that it died
+where Dagster could not record it."""
 
 SYNC_SOURCES = "sync_sources"
 CARD_SOURCES = AssetKey("card_sources")

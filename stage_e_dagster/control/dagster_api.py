@@ -18,5 +18,5 @@ RECLAIMED_ERROR = "BatchReclaimed"
 def report_run_failed(instance: DagsterInstance, run, reason: str) -> None:
     """Mark `run` failed in Dagster with `reason` as its error."""
     error = SerializableErrorInfo(reason, [], RECLAIMED_ERROR)
-    instance.report_run_failed(run, message=f"stage-e reclaimed this run's batch: {reason}",
+    instance.report_run_failed(run, message=f"stage-e found this run dead: {reason}",
                                job_failure_data=JobFailureData(error=error, failure_reason=None))

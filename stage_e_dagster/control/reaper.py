@@ -3,7 +3,8 @@
 A `running` ledger row is alive while it heartbeats. `reclaim_dead_batches` closes as `failed` every row whose
 process on this host is gone, whose Dagster run ended, or that stayed silent past the reclaim age; their unfinished
 cards are offered again after their retry wait. With a Dagster instance it also fails, in Dagster, the runs that
-died where Dagster could not see it, so they stop holding places under the run queue's limits.
+died where Dagster could not see it, so they stop holding places under the run queue's limits: batches' runs, and
+draining runs whose process is gone (the stream starts no draining run while one reads as started).
 
 Every caller goes through `reclaim_dead_batches`: the stream sensor each tick, `stage-e status` and `stage-e run`.
 """
@@ -19,7 +20,8 @@ from stage_e_dagster.control.dagster_api import report_run_failed
 from stage_e_dagster.control.run_queue import ENDED_STATUSES
 from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.db.runs.ledger import LedgerRow
-from stage_e_dagster.jobs import MICRO_BATCH
+from stage_e_dagster.host import owner_is_gone
+from stage_e_dagster.jobs import MICRO_BATCH, STREAM_DRAIN, TAG_OWNER
 
 ENDED_GRACE_SECONDS = 60.0
 """A run that ended this long ago with its ledger row still `running` is reclaimed: the run-failure sensor, which
@@ -33,6 +35,7 @@ def reclaim_dead_batches(instance: DagsterInstance | None, engine: Engine, max_a
     ended: list[str] = []
     if instance is not None:
         fail_unopened_runs(instance, engine, max_age_seconds)
+        fail_dead_drains(instance)
     with engine.connect() as conn:
         alive = ledger.running(conn)
     if not alive:
@@ -63,6 +66,24 @@ def fail_unopened_runs(instance: DagsterInstance, engine: Engine, max_age_second
         report_run_failed(instance, old[run_id].dagster_run,
                           f"abandoned: started over {max_age_seconds:g} s ago and never opened its ledger row (its "
                           "process died: killed run, lost database or host)")
+
+
+def fail_dead_drains(instance: DagsterInstance) -> list[str]:
+    """Fail the draining runs that Dagster calls started whose process on this host is gone; their run ids.
+
+    A draining run's process records Dagster's end of it; when it dies with the database (or is killed while the
+    database is away) nothing does, and the run reads as started until `max_runtime_seconds`: the stream, which
+    starts no draining run while one is under way, would stall that long. Each draining run tags itself with its
+    process (`TAG_OWNER`) once it runs; a run without the tag has not started its work yet and is left alone."""
+    failed = []
+    records = instance.get_run_records(RunsFilter(job_name=STREAM_DRAIN, statuses=[DagsterRunStatus.STARTED]),
+                                       limit=200)
+    for record in records:
+        owner = record.dagster_run.tags.get(TAG_OWNER)
+        if owner and owner_is_gone(owner):
+            report_run_failed(instance, record.dagster_run, f"abandoned: the process running it ({owner}) is gone")
+            failed.append(record.dagster_run.run_id)
+    return failed
 
 
 def fail_stranded_runs(instance: DagsterInstance, reaped: list[LedgerRow]) -> None:

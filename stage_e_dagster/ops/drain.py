@@ -54,9 +54,10 @@ def drain_stream(context: OpExecutionContext, database: AppDatabase, stream: Str
     from stage_e_dagster.control.intake import sync_changed
     from stage_e_dagster.host import process_owner
     from stage_e_dagster.in_process import claim, run_claim
-    from stage_e_dagster.jobs import TAG_DRAIN_RUN, BatchSpec
+    from stage_e_dagster.jobs import TAG_DRAIN_RUN, TAG_OWNER, BatchSpec
 
     engine, instance, owner = database.engine, context.instance, process_owner()
+    instance.add_run_tags(context.run_id, {TAG_OWNER: owner})  # the reaper's way to see this process die
     job = _micro_batch_job(database=database, stream=stream, ocr_slots=ocr_slots, ocr=ocr, envelope=envelope,
                            consensus=consensus, remote=remote)
     limits = DrainLimits(idle_seconds=stream.drain_idle_seconds, max_seconds=stream.drain_max_seconds,

@@ -1,0 +1,39 @@
+"""A draining run whose process died where Dagster could not record it (with the database, or killed while the
+database was away) reads as started until Dagster's maximum run time, and the stream starts no draining run while
+one reads as started: the reaper fails it, by the process the run tagged itself with, and leaves alone a draining
+run whose process is alive or that has not tagged itself yet."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import dagster as dg
+
+from stage_e_dagster.control import reaper
+from stage_e_dagster.control.run_queue import active_drains
+from stage_e_dagster.host import process_owner
+from stage_e_dagster.jobs import STREAM_DRAIN, TAG_OWNER
+from testkit.instance import add_runs
+
+
+def test_a_draining_run_whose_process_is_gone_is_failed_and_no_longer_holds_the_stream(db_engine, instance):
+    gone = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead_owner = process_owner(gone.pid)
+    gone.kill()
+    gone.wait()
+    dead, alive, untagged = add_runs(instance, dg.DagsterRunStatus.STARTED, 3, job=STREAM_DRAIN)
+    instance.add_run_tags(dead, {TAG_OWNER: dead_owner})
+    instance.add_run_tags(alive, {TAG_OWNER: process_owner()})
+    assert active_drains(instance) == 3
+
+    assert reaper.reclaim_dead_batches(instance, db_engine, 300) == []  # no ledger row was involved
+    assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.FAILURE
+    assert instance.get_run_by_id(alive).status == dg.DagsterRunStatus.STARTED
+    assert instance.get_run_by_id(untagged).status == dg.DagsterRunStatus.STARTED
+    (failure,) = instance.all_logs(dead, of_type=dg.DagsterEventType.RUN_FAILURE)
+    assert dead_owner in failure.dagster_event.message and "is gone" in failure.dagster_event.message
+    assert active_drains(instance) == 2, "the dead one no longer holds the stream back"
+
+    reaper.reclaim_dead_batches(instance, db_engine, 300)
+    assert len(instance.all_logs(dead, of_type=dg.DagsterEventType.RUN_FAILURE)) == 1, "failed once"
