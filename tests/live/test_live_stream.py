@@ -14,6 +14,12 @@ the first part is in), and each oracle reads only its own source's cards.
   the `card_stream` sensor then ticks twice with the card owed, each tick skipping with the trip's id, and no run
   starts and no claim is made (a broken gate in either sensor would start a draining run at one of those ticks:
   Dagster records a requested run when the tick submits it); after `stage-e trips ack` the card reaches a verdict.
+- The command itself: started with the embedded server down, it starts it, without Dagster's two start warnings (a
+  `dagster.yaml` in the working directory that is not the one in force; `dagster dev` superseded by `dg dev`); the
+  asset checks show on their assets in the UI's GraphQL; the `source_inbox` sensor's sync shows as a `card_sources`
+  materialization (the daemon, not the test, does it); Ctrl-C (SIGINT to the command's process group, as a terminal
+  sends it) leaves no process behind and stops the embedded server it started. (tests/live/test_live_trip.py ends
+  with the other case: a server running before `stage-e dev` started is left running.)
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ _DRAINS = ('{ runsOrError(filter: {pipelineName: "stream_drain"}) { ... on Runs 
 _TICKS = ('{ sensorOrError(sensorSelector: {repositoryName: "__repository__", repositoryLocationName: '
           '"stage_e_dagster.definitions", sensorName: "card_stream"}) { ... on Sensor { sensorState { '
           'ticks(limit: 20) { timestamp status skipReason } } } } }')
+_CHECKS = "{ assetNodes { assetKey { path } assetChecksOrError { ... on AssetChecks { checks { name } } } } }"
+_SOURCES = ('{ assetNodes(assetKeys: [{path: ["card_sources"]}]) { assetMaterializations(limit: 1) { timestamp '
+            'description } } }')
 _VERDICT = ("EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id AND e.content_sha256 = c.content_sha256) "
             "AND (EXISTS (SELECT 1 FROM card_printing_tag t WHERE t.card_id = c.id) OR EXISTS "
             "(SELECT 1 FROM card_scan_log l WHERE l.card_id = c.id AND l.skip_reason = 'to-review'))")
@@ -70,14 +79,23 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         home.stage_e("sources", "add", web.manifest_url, "--key", "manifest")
         listed_sources = home.stage_e("sources", "list").stdout
         assert "credentials LIVE" in listed_sources and bucket.SECRET_KEY not in listed_sources
+        home.server.stop()  # the commands above started the embedded server; `stage-e dev` must start it again
+        assert not home.server.status().running
 
         running = dev()
         running.wait_ready()
+        assert home.server.status().running, "stage-e dev started the embedded server"
+        nodes = running.query(_CHECKS)["assetNodes"]
+        checks = {(n["assetKey"]["path"][-1], c["name"]) for n in nodes for c in n["assetChecksOrError"]["checks"]}
+        assert len(checks) == 5 and ("printing_votes", "no_duplicate_votes") in checks
         shutil.copy(dropped, inbox / dropped.name)
         bucket.put(f"inbox/{in_bucket.name}", in_bucket.read_bytes())
         web.images = {listed.name: listed.read_bytes()}
         wait_for(lambda: home.scalar(_DONE, (dropped.name,)), 180, "the dropped scan's verdict",
                  every=running.record, poll=0.5)
+        (synced,) = wait_for(lambda: running.query(_SOURCES)["assetNodes"][0]["assetMaterializations"], 60,
+                             "a sensor's sync to show as a card_sources materialization", every=running.record)
+        assert "source_inbox" in synced["description"], synced
         for key in ("bucket", "manifest"):
             wait_for(lambda key=key: home.scalar(_SOURCE_DONE, (key,)), 240, f"the verdict on the {key} source's scan",
                      every=running.record, poll=0.5)
@@ -117,4 +135,8 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         wait_for(lambda: home.scalar(_DONE, (later.name,)), 120, "the verdict after the ack",
                  every=running.record, poll=0.5)
         assert len(_drains(running)) == 2 and home.scalar("SELECT count(*) FROM dispatch_ledger") == made + 1
+        output = running.output()
+        assert "will not be used" not in output and "SupersessionWarning" not in output, output[:2000]
         assert running.ctrl_c() == 0
+        assert running.left_behind() == []
+        assert not home.server.status().running, "the embedded server this command started is stopped"

@@ -10,7 +10,10 @@ after the thing they check could have happened:
   is open, each tick skipping with the trip's id, and no run of any kind starts (a broken sensor gate would start a
   draining run here, even though that run would then stop at its own gate: Dagster records a requested run when
   the tick submits it);
-- after `stage-e trips ack` every card is processed, once, by the stream.
+- after `stage-e trips ack` every card is processed, once, by the stream;
+- the restarted command was started with the embedded server already up (the first one was killed, and killing it
+  leaves the server): Ctrl-C leaves no process of it behind and leaves that server running, same postmaster.
+  (tests/live/test_live_stream.py proves the other case: a server the command started is stopped with it.)
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ def test_an_open_trip_halts_the_stream_and_the_ack_brings_the_cards_back(home, d
              and all(r["status"] in ("SUCCESS", "FAILURE") for r in _runs(tripping)), 120, "the runs to end",
              every=tripping.record)
     runs = _runs(tripping)
-    tripping.kill()  # how this command stops is not the claim here (tests/live/test_dev_lifecycle.py)
+    tripping.kill()  # how this one stops is not the claim here
 
     (trip,) = home.rows("SELECT id, run_id, detail->>'recorded_by', bar FROM envelope_trip")
     ledger = home.rows("SELECT run_id, status, failure_reason FROM dispatch_ledger")
@@ -68,6 +71,8 @@ def test_an_open_trip_halts_the_stream_and_the_ack_brings_the_cards_back(home, d
 
     # The operator restores the default ceiling and restarts; the open trip still holds everything.
     del home.env["STAGE_E_RSS_CEILING_MB"]
+    postmaster = home.server.status().pid
+    assert postmaster is not None, "the killed command left the embedded server running"
     fixed = dev()
     fixed.wait_ready()
     restarted = time.time()
@@ -87,4 +92,7 @@ def test_an_open_trip_halts_the_stream_and_the_ack_brings_the_cards_back(home, d
     assert home.scalar("SELECT count(*) FROM image_evidence") == CARDS, "each card read once"
     triggers = home.rows("SELECT DISTINCT trigger FROM dispatch_ledger WHERE status = 'completed'")
     assert triggers == [("card-event",)], "the stream, not the sweep, brought the cards back"
-    fixed.kill()
+    assert fixed.ctrl_c() == 0
+    assert fixed.left_behind() == []
+    status = home.server.status()
+    assert status.running and status.pid == postmaster, "the server that was running before is left alone"
