@@ -5,6 +5,9 @@ forced midway, and the operator fixes the cause, restarts and acknowledges it.
 1. First half: the scans are copied into the inbox wave by wave; each wave is ingested and processed before the
    next arrives. At each of these quiet points the drill samples `stage-e dev`'s process tree (process count,
    resident memory) and the Postgres server's connections, to see whether any of them grows with the work done.
+   A quiet point also waits for the draining run to end (it ends 5 s after the stream went idle here, instead of
+   the default 300 s), so the tree holds Dagster's own processes only, not a draining run's, whose OCR workers are
+   kept or let go by their idle grace.
 2. Second half: `stage-e dev` is restarted with every passive run over the memory bar (`STAGE_E_RSS_CEILING_MB=1`).
    The first wave of the second half trips the envelope; the rest arrive while the trip is open: they are ingested
    (syncing is not gated) but no batch does any work behind the trip.
@@ -42,16 +45,19 @@ from testkit.oracle import assert_nothing_twice
 from testkit.sql import rows, scalar
 
 _RUNS = '{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status } } } }'
+_DRAINS = '{ runsOrError(filter: {pipelineName: "stream_drain"}) { ... on Runs { results { runId status } } } }'
+_ENDED = ("SUCCESS", "FAILURE", "CANCELED")
 _SENSOR_TICKS = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name sensorState { '
                  'ticks(afterTimestamp: %f, statuses: [SKIPPED]) { skipReason } } } } } } }')
 
 
 def _settled(home: Home, dev: Dev, cards: int) -> bool:
-    """`cards` cards ingested, none owed work, no batch running, no micro_batch run waiting or under way."""
+    """`cards` cards ingested, none owed work, no batch running, no micro_batch or draining run waiting or under
+    way."""
     if scalar(home, "SELECT count(*) FROM card") != cards or scalar(home, "SELECT count(*) FROM card_work") != 0:
         return False
-    runs = (dev.graphql(_RUNS) or {}).get("runsOrError", {}).get("results")
-    return (runs is not None and all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in runs)
+    runs = [(dev.graphql(query) or {}).get("runsOrError", {}).get("results") for query in (_RUNS, _DRAINS)]
+    return (all(found is not None and all(r["status"] in _ENDED for r in found) for found in runs)
             and scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
 
 
@@ -90,7 +96,7 @@ def _run(home: Home, figures: dict[str, Any], cards: int, batch: int, waves: int
         first_half, second_half = scans[:half], scans[half:]
         home.env.update({"STAGE_E_STREAMING": "on", "STAGE_E_BATCH_SIZE": str(batch), "STAGE_E_OCR_MAX_SLOTS": "1",
                          "STAGE_E_STREAM_INTERVAL_SECONDS": "5", "STAGE_E_INBOX_INTERVAL_SECONDS": "5",
-                         "STAGE_E_SWEEP_CRON": "0 0 1 1 *"})
+                         "STAGE_E_SWEEP_CRON": "0 0 1 1 *", "STAGE_E_DRAIN_IDLE_SECONDS": "5"})
         if host_load_ceiling is not None:
             home.env["STAGE_E_HOST_LOAD_CEILING"] = host_load_ceiling
         figures.update(cards=cards, batch=batch, setup_s=round(time.monotonic() - began))
