@@ -2,8 +2,9 @@
 
 Three bars, judged in this order: `host_load` (1-minute load average), `rss` (the largest resident memory of the
 checked worker processes, in MB) and `image_failure_rate` (failed share of the most recent image loads, judged
-only once enough loads exist; loads before the newest acknowledgement of such a trip are not judged again). A bar trips only when its observed value is strictly greater than its ceiling; a
-signal that could not be read (None) skips its bar. Only `passive` runs are held to the envelope.
+only once enough loads exist; loads before the newest acknowledgement of such a trip are not judged again). A bar
+trips only when its observed value is strictly greater than its ceiling; a signal that could not be read (None)
+skips its bar. Only `passive` runs are held to the envelope.
 """
 
 from __future__ import annotations
