@@ -185,7 +185,11 @@ BREAKAGES = (
     Breakage(
         "a draining run whose process died left started", "stage_e_dagster/control/reaper.py",
         (("        if owner and owner_is_gone(owner):", "        if False:"),),
-        ("tests/db/test_dead_drains.py",)),
+        ("tests/db/test_drain_runs.py::test_a_draining_run_whose_process_is_gone_is_failed_and_no_longer_holds_the_stream",)),
+    Breakage(
+        "surplus draining runs kept working", "stage_e_dagster/control/run_queue.py",
+        (("    return run_id in ordered and ordered.index(run_id) >= drain_runs", "    return False"),),
+        ("tests/db/test_drain_runs.py::test_the_draining_runs_beyond_the_limit_are_surplus_oldest_first",)),
     Breakage(
         "an acknowledged failure-rate trip's failures judged again", "stage_e_dagster/db/runs/image_loads.py",
         (("        WHERE bar = :bar AND acknowledged_at IS NOT NULL", "        WHERE false"),),

@@ -10,7 +10,8 @@ from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 from sqlalchemy import Engine
 
 from stage_e_dagster.db.runs import ledger
-from stage_e_dagster.jobs import MICRO_BATCH, STREAM_DRAIN, batch_from_run_config
+from stage_e_dagster.host import owner_is_gone
+from stage_e_dagster.jobs import MICRO_BATCH, STREAM_DRAIN, TAG_OWNER, batch_from_run_config
 
 WAITING_STATUSES = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
 """Run statuses that count as waiting in the queue for backpressure."""
@@ -45,3 +46,16 @@ def queue_depth(instance: DagsterInstance) -> dict[str, int]:
 def active_drains(instance: DagsterInstance) -> int:
     """Draining runs (`stream_drain`) queued or under way."""
     return instance.get_runs_count(RunsFilter(job_name=STREAM_DRAIN, statuses=ACTIVE_STATUSES))
+
+
+def surplus_drain(instance: DagsterInstance, run_id: str, drain_runs: int) -> bool:
+    """True when draining run `run_id` is not among the `drain_runs` oldest draining runs queued or under way (a
+    draining run whose process is gone does not count).
+
+    The `card_stream` and `source_inbox` sensors each ask for a draining run when cards are owed and none is under
+    way; when both tick in the same moment, neither sees the other's run yet and both ask. The surplus run ends at
+    its start instead of working beside the others, so at most `drain_runs` draining runs claim cards."""
+    records = instance.get_run_records(RunsFilter(job_name=STREAM_DRAIN, statuses=ACTIVE_STATUSES), limit=200)
+    alive = [r for r in records if not owner_is_gone(r.dagster_run.tags.get(TAG_OWNER))]
+    ordered = [r.dagster_run.run_id for r in sorted(alive, key=lambda r: (r.create_timestamp, r.dagster_run.run_id))]
+    return run_id in ordered and ordered.index(run_id) >= drain_runs

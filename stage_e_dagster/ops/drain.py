@@ -52,12 +52,19 @@ def drain_stream(context: OpExecutionContext, database: AppDatabase, stream: Str
     from stage_e_dagster.control.drain import DrainLimits, drain
     from stage_e_dagster.control.gates import halt_reason
     from stage_e_dagster.control.intake import sync_changed
+    from stage_e_dagster.control.run_queue import surplus_drain
     from stage_e_dagster.host import process_owner
     from stage_e_dagster.in_process import claim, run_claim
     from stage_e_dagster.jobs import TAG_DRAIN_RUN, TAG_OWNER, BatchSpec
 
     engine, instance, owner = database.engine, context.instance, process_owner()
     instance.add_run_tags(context.run_id, {TAG_OWNER: owner})  # the reaper's way to see this process die
+    if surplus_drain(instance, context.run_id, stream.drain_runs):
+        context.log.info(f"more than STAGE_E_DRAIN_RUNS={stream.drain_runs} draining run(s) were asked for at once; "
+                         "this one ends, the older ones take the owed cards")
+        yield Output(None, metadata={"claims": 0, "cards": 0, "statuses": MetadataValue.json({}),
+                                     "files_synced": 0, "ended": "surplus"})
+        return
     job = _micro_batch_job(database=database, stream=stream, ocr_slots=ocr_slots, ocr=ocr, envelope=envelope,
                            consensus=consensus, remote=remote)
     limits = DrainLimits(idle_seconds=stream.drain_idle_seconds, max_seconds=stream.drain_max_seconds,

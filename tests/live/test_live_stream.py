@@ -55,6 +55,13 @@ def _drains(dev) -> list[dict]:
     return dev.query(_DRAINS)["runsOrError"]["results"]
 
 
+def _working(drains: list[dict]) -> list[dict] | None:
+    """The draining runs once exactly one is under way and every other one succeeded (a surplus run ends at once)."""
+    started = [d for d in drains if d["status"] == "STARTED"]
+    others = [d for d in drains if d["status"] != "STARTED"]
+    return drains if len(started) == 1 and all(d["status"] == "SUCCESS" for d in others) else None
+
+
 def _ended_ticks_after(dev, moment: float, count: int) -> list[dict] | None:
     """The `card_stream` ticks that started after `moment` and have ended, once there are at least `count`."""
     ticks = dev.query(_TICKS)["sensorOrError"]["sensorState"]["ticks"]
@@ -103,8 +110,10 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         assert web.record.completed == {listed.name: 1}, "the image was fetched once"
         assert home.scalar("SELECT count(*) FROM card WHERE fetch_failed IS NOT NULL") == 0
 
-        (drain,) = _drains(running)
-        assert drain["status"] == "STARTED", "the draining run is still going, idle, when the verdicts are in"
+        # Both sensors may ask for a draining run in the same tick: the surplus one ends at its start.
+        drains = wait_for(lambda: _working(_drains(running)), 60, "one draining run working, any surplus one ended",
+                          every=running.record)
+        (drain,) = [d for d in drains if d["status"] == "STARTED"]
         # The verdicts are written by Stage D; Stage E closes the claims' rows a moment later.
         wait_for(lambda: home.scalar("SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0, 60,
                  "the claims' rows to close", every=running.record, poll=0.5)
@@ -112,11 +121,12 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         assert claims == [("card-event", "completed")], claims
         made = home.scalar("SELECT count(*) FROM dispatch_ledger")
 
+        asked = len(drains)
         trip = "envtrip-20260101T000000-0000test"
         home.execute("INSERT INTO envelope_trip (id, bar, observed, ceiling, run_id, detail) VALUES "
                      "(%s, 'host_load', 9, 4, 'another-host-run', '{}')", (trip,))
-        wait_for(lambda: _drains(running)[0]["status"] == "SUCCESS", 60, "the draining run to stop at the trip",
-                 every=running.record, poll=0.5)
+        wait_for(lambda: all(d["status"] == "SUCCESS" for d in _drains(running)), 60,
+                 "the draining run to stop at the trip", every=running.record, poll=0.5)
         shutil.copy(later, inbox / later.name)
         wait_for(lambda: home.scalar("SELECT count(*) FROM card WHERE identifier = %s", (later.name,)), 60,
                  "the later scan to become a card (the sensor still syncs)", every=running.record, poll=0.5)
@@ -126,7 +136,7 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         ticks = wait_for(lambda: _ended_ticks_after(running, owed, 2), 120, "two card_stream ticks with the card owed",
                          every=running.record)
         assert all(t["status"] == "SKIPPED" and trip in (t["skipReason"] or "") for t in ticks), ticks
-        assert len(_drains(running)) == 1, "no draining run starts while the trip is open"
+        assert len(_drains(running)) == asked, "no draining run starts while the trip is open"
         assert home.scalar("SELECT count(*) FROM dispatch_ledger") == made, "no claim while the trip is open"
         assert home.scalar("SELECT count(*) FROM image_evidence e JOIN card c ON c.id = e.card_id "
                            "WHERE c.identifier = %s", (later.name,)) == 0
@@ -134,7 +144,7 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         home.stage_e("trips", "ack", trip, "--note", "the other host's load is gone")
         wait_for(lambda: home.scalar(_DONE, (later.name,)), 120, "the verdict after the ack",
                  every=running.record, poll=0.5)
-        assert len(_drains(running)) == 2 and home.scalar("SELECT count(*) FROM dispatch_ledger") == made + 1
+        assert len(_drains(running)) > asked and home.scalar("SELECT count(*) FROM dispatch_ledger") == made + 1
         output = running.output()
         assert "will not be used" not in output and "SupersessionWarning" not in output, output[:2000]
         assert running.ctrl_c() == 0
