@@ -30,8 +30,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 FIRST = ("live", "drills")
-"""Kinds run first: their tests are the longest, mostly waiting on Dagster's daemon, so with two workers
-(`make test`) they overlap each other and the short tests fill the gaps, instead of one long test ending the run."""
+"""Kinds run first: their tests are the longest, so the workers take them early and the short tests fill the gaps,
+instead of one long test ending the run. The `slow`-marked tests of the other kinds come next, for the same reason
+(in `make test-quick` they are the longest)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -43,7 +44,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if folder(item) in KINDS:
             item.add_marker(KINDS[folder(item)])
-    items.sort(key=lambda item: folder(item) not in FIRST)  # stable: collection order within each part
+    items.sort(key=lambda item: (folder(item) not in FIRST, item.get_closest_marker("slow") is None))  # stable
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ import re
 import tracemalloc
 from collections.abc import Iterator
 
+import pytest
 from sqlalchemy import text
 
 from stage_e_dagster.control.intake import sync_remote_due
@@ -73,6 +74,7 @@ def _count(db_engine, where: str = "true") -> int:
         return int(conn.execute(text(f"SELECT count(*) FROM card WHERE {where}")).scalar_one())
 
 
+@pytest.mark.slow
 def test_a_100k_listing_resumes_across_ticks_in_bounded_memory_and_a_second_pass_sees_only_the_changes(db_engine):
     source = _source(db_engine)
     lister = FakeLister()

@@ -124,6 +124,7 @@ def fleet(db_url: str, pg_server_url: str, dagster_template, tmp_path: Path):
         yield env, cards, dagster_url
 
 
+@pytest.mark.slow
 def test_two_hosts_caps_by_scope_and_overlapping_votes(fleet, db_url: str, tmp_path: Path) -> None:
     env, cards, dagster_url = fleet
     keys = {host_key(host) for host in HOSTS}

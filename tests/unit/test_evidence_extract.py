@@ -85,11 +85,13 @@ def run_accuracy(engine: OcrEngine, cases: list[tuple[dict, set[str]]], degraded
     return rate, failures
 
 
+@pytest.mark.slow
 def test_collector_accuracy_on_clean_scans(engine: OcrEngine, catalogs: list) -> None:
     rate, failures = run_accuracy(engine, sample(catalogs, 100, salt=1), degraded=False)
     assert rate >= 0.98, failures
 
 
+@pytest.mark.slow
 def test_collector_accuracy_on_degraded_scans(engine: OcrEngine, catalogs: list) -> None:
     rate, failures = run_accuracy(engine, sample(catalogs, 40, salt=2), degraded=True)
     assert rate >= 0.90, failures

@@ -92,6 +92,7 @@ def test_old_style_illus_variants_are_never_a_set_code(engine: TesserocrEngine, 
                                                                              None), texts
 
 
+@pytest.mark.slow
 def test_accuracy_floors_and_machine_votes_on_a_small_hard_set(engine: TesserocrEngine) -> None:
     scans = PLAN[:48]
     refs = {c["id"]: PrintingRef(i, c["id"], c["name"], c["set"], c["collector_number"],
