@@ -34,6 +34,7 @@ from drills import verdict
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.reporting.invariants import duplicate_votes
 from stage_e_dagster.db.slots.holders import list_slot_holders
+from stage_e_dagster.host import owner_process
 from testkit import live
 from testkit.corpus import demo_corpus_cli
 from testkit.live import Dev, Home, wait_for
@@ -205,15 +206,11 @@ def _run_processes(owners: list[str | None]) -> dict[int, str]:
     batch is a claim inside a draining run's process) and everything under it, such as OCR workers: pid -> command
     line. A process whose pid was reused since it took the batch is left out."""
     found = {}
-    for owner in owners:
+    for proc in filter(None, map(owner_process, owners)):
         try:
-            _host, pid, started = (owner or "").split("/")
-            proc = psutil.Process(int(pid))
-            if f"{proc.create_time():.2f}" != started:
-                continue
             for one in [proc, *proc.children(recursive=True)]:
                 found[one.pid] = " ".join(one.cmdline())[:160]
-        except (ValueError, psutil.Error):
+        except psutil.Error:
             continue
     return found
 

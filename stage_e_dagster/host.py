@@ -40,6 +40,17 @@ def process_owner(pid: int | None = None) -> str:
     return f"{host_id()}/{pid}/{psutil.Process(pid).create_time():.2f}"
 
 
+def owner_process(owner: str | None) -> psutil.Process | None:
+    """The process `owner` (from `process_owner`) names, while it runs on this host (same pid and start time);
+    None for another host's process, an unreadable owner, or one that is gone."""
+    try:
+        host, pid_text, started = (owner or "").split("/")
+        proc = psutil.Process(int(pid_text))
+        return proc if host == host_id() and f"{proc.create_time():.2f}" == started else None
+    except (ValueError, psutil.Error):
+        return None
+
+
 def owner_is_gone(owner: str | None) -> bool:
     """True when `owner` (from `process_owner`) names a process on this host that no longer runs; False for another
     host's process, an unreadable owner, or one still running."""
