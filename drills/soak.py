@@ -41,12 +41,10 @@ from stage_e_dagster.demo.feed import copy_into, pending
 from testkit import live
 from testkit.corpus import demo_corpus_cli
 from testkit.live import Dev, Home, wait_for
-from testkit.oracle import assert_nothing_twice
+from testkit.oracle import ENDED, assert_nothing_twice, drain_runs, micro_batch_runs
 from testkit.sql import rows, scalar
 
 _RUNS = '{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status } } } }'
-_DRAINS = '{ runsOrError(filter: {pipelineName: "stream_drain"}) { ... on Runs { results { runId status } } } }'
-_ENDED = ("SUCCESS", "FAILURE", "CANCELED")
 _SENSOR_TICKS = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name sensorState { '
                  'ticks(afterTimestamp: %f, statuses: [SKIPPED]) { skipReason } } } } } } }')
 
@@ -56,8 +54,7 @@ def _settled(home: Home, dev: Dev, cards: int) -> bool:
     way."""
     if scalar(home, "SELECT count(*) FROM card") != cards or scalar(home, "SELECT count(*) FROM card_work") != 0:
         return False
-    runs = [(dev.graphql(query) or {}).get("runsOrError", {}).get("results") for query in (_RUNS, _DRAINS)]
-    return (all(found is not None and all(r["status"] in _ENDED for r in found) for found in runs)
+    return (all(r["status"] in ENDED for r in micro_batch_runs(dev) + drain_runs(dev))
             and scalar(home, "SELECT count(*) FROM dispatch_ledger WHERE status = 'running'") == 0)
 
 

@@ -17,8 +17,9 @@ from stage_e_dagster.db.reporting import invariants
 from testkit import sql
 from testkit.live import NEVER, Dev, Home, wait_for
 
-RUNS = ('{ runsOrError(filter: {pipelineName: "micro_batch"}) { ... on Runs { results { runId status '
+RUNS = ('{ runsOrError(filter: {pipelineName: "%s"}) { ... on Runs { results { runId status '
         'creationTime tags { key value } } } } }')
+ENDED = ("SUCCESS", "FAILURE", "CANCELED")
 REPOSITORY = ('{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } '
               'jobs { name } assetNodes { assetKey { path } } sensors { name sensorState { status } } '
               'schedules { name scheduleState { status } } } } } }')
@@ -47,10 +48,20 @@ def stream_env(home: Home, batch: int, slots: int = 1, **extra: str) -> None:
                      "STAGE_E_HOST_LOAD_CEILING": "100", **extra})
 
 
-def micro_batch_runs(dev: Dev) -> list[dict[str, Any]]:
-    """Dagster's micro_batch runs: runId, status, creationTime (epoch seconds) and tags as a dict."""
-    found = dev.query(RUNS)["runsOrError"]["results"]
+def job_runs(dev: Dev, job: str) -> list[dict[str, Any]]:
+    """Dagster's runs of `job`: runId, status, creationTime (epoch seconds) and tags as a dict."""
+    found = dev.query(RUNS % job)["runsOrError"]["results"]
     return [{**r, "tags": {t["key"]: t["value"] for t in r["tags"]}} for r in found]
+
+
+def micro_batch_runs(dev: Dev) -> list[dict[str, Any]]:
+    """Dagster's micro_batch runs (`job_runs`)."""
+    return job_runs(dev, "micro_batch")
+
+
+def drain_runs(dev: Dev) -> list[dict[str, Any]]:
+    """Dagster's stream_drain runs (`job_runs`)."""
+    return job_runs(dev, "stream_drain")
 
 
 def stream_settled(home: Home) -> bool:
@@ -62,7 +73,7 @@ def stream_settled(home: Home) -> bool:
 def wait_settled(home: Home, dev: Dev, timeout: float) -> None:
     wait_for(lambda: stream_settled(home), timeout, "every card to be processed and no batch running",
              every=dev.record)
-    wait_for(lambda: all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in micro_batch_runs(dev)), 120,
+    wait_for(lambda: all(r["status"] in ENDED for r in micro_batch_runs(dev)), 120,
              "every micro_batch run to end", every=dev.record)
 
 

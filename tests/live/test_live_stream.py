@@ -31,12 +31,11 @@ import pytest
 
 from testkit.corpus import demo_corpus_cli
 from testkit.live import wait_for
+from testkit.oracle import drain_runs
 from testkit.remote import http_server, s3_server
 
 pytestmark = pytest.mark.slow
 
-_DRAINS = ('{ runsOrError(filter: {pipelineName: "stream_drain"}) { ... on Runs { results { runId status '
-           'tags { key value } } } } }')
 _TICKS = ('{ sensorOrError(sensorSelector: {repositoryName: "__repository__", repositoryLocationName: '
           '"stage_e_dagster.definitions", sensorName: "card_stream"}) { ... on Sensor { sensorState { '
           'ticks(limit: 20) { timestamp status skipReason } } } } }')
@@ -49,10 +48,6 @@ _VERDICT = ("EXISTS (SELECT 1 FROM image_evidence e WHERE e.card_id = c.id AND e
 _DONE = f"SELECT count(*) FROM card c WHERE c.identifier = %s AND {_VERDICT}"
 _SOURCE_DONE = ("SELECT count(*) FROM card c JOIN source s ON s.id = c.source_id WHERE s.key = %s "
                 f"AND c.content_verified AND {_VERDICT}")
-
-
-def _drains(dev) -> list[dict]:
-    return dev.query(_DRAINS)["runsOrError"]["results"]
 
 
 def _working(drains: list[dict]) -> list[dict] | None:
@@ -111,7 +106,7 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         assert home.scalar("SELECT count(*) FROM card WHERE fetch_failed IS NOT NULL") == 0
 
         # Both sensors may ask for a draining run in the same tick: the surplus one ends at its start.
-        drains = wait_for(lambda: _working(_drains(running)), 60, "one draining run working, any surplus one ended",
+        drains = wait_for(lambda: _working(drain_runs(running)), 60, "one draining run working, any surplus one ended",
                           every=running.record)
         (drain,) = [d for d in drains if d["status"] == "STARTED"]
         # The verdicts are written by Stage D; Stage E closes the claims' rows a moment later.
@@ -125,7 +120,7 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         trip = "envtrip-20260101T000000-0000test"
         home.execute("INSERT INTO envelope_trip (id, bar, observed, ceiling, run_id, detail) VALUES "
                      "(%s, 'host_load', 9, 4, 'another-host-run', '{}')", (trip,))
-        wait_for(lambda: all(d["status"] == "SUCCESS" for d in _drains(running)), 60,
+        wait_for(lambda: all(d["status"] == "SUCCESS" for d in drain_runs(running)), 60,
                  "the draining run to stop at the trip", every=running.record, poll=0.5)
         shutil.copy(later, inbox / later.name)
         wait_for(lambda: home.scalar("SELECT count(*) FROM card WHERE identifier = %s", (later.name,)), 60,
@@ -136,7 +131,7 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         ticks = wait_for(lambda: _ended_ticks_after(running, owed, 2), 120, "two card_stream ticks with the card owed",
                          every=running.record)
         assert all(t["status"] == "SKIPPED" and trip in (t["skipReason"] or "") for t in ticks), ticks
-        assert len(_drains(running)) == asked, "no draining run starts while the trip is open"
+        assert len(drain_runs(running)) == asked, "no draining run starts while the trip is open"
         assert home.scalar("SELECT count(*) FROM dispatch_ledger") == made, "no claim while the trip is open"
         assert home.scalar("SELECT count(*) FROM image_evidence e JOIN card c ON c.id = e.card_id "
                            "WHERE c.identifier = %s", (later.name,)) == 0
@@ -144,7 +139,7 @@ def test_scans_from_a_directory_a_bucket_and_a_manifest_reach_verdicts_and_an_op
         home.stage_e("trips", "ack", trip, "--note", "the other host's load is gone")
         wait_for(lambda: home.scalar(_DONE, (later.name,)), 120, "the verdict after the ack",
                  every=running.record, poll=0.5)
-        assert len(_drains(running)) > asked and home.scalar("SELECT count(*) FROM dispatch_ledger") == made + 1
+        assert len(drain_runs(running)) > asked and home.scalar("SELECT count(*) FROM dispatch_ledger") == made + 1
         output = running.output()
         assert "will not be used" not in output and "SupersessionWarning" not in output, output[:2000]
         assert running.ctrl_c() == 0
