@@ -3,6 +3,7 @@ its value (each raises ValueError saying the form it wants)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
@@ -34,12 +35,20 @@ def bounded(convert: Callable[[str], Any], refused: Callable[[Any], bool], expec
     return parse
 
 
+def number(value: str) -> float:
+    """A finite decimal number: `nan` and the infinities parse as floats but bound nothing, so they are refused."""
+    parsed = float(value)
+    if not math.isfinite(parsed):
+        raise ValueError(f"expected a finite number, not {value.strip()!r}")
+    return parsed
+
+
 positive_int = bounded(int, lambda n: n < 1, "a whole number of at least 1")
 non_negative_int = bounded(int, lambda n: n < 0, "a whole number of at least 0")
-fraction = bounded(float, lambda n: not 0 <= n <= 1, "a share from 0 to 1")
-share = bounded(float, lambda n: not 0 < n <= 1, "a share above 0 and at most 1")
-positive_float = bounded(float, lambda n: n <= 0, "a number above 0")
-non_negative_float = bounded(float, lambda n: n < 0, "a number of at least 0")
+fraction = bounded(number, lambda n: not 0 <= n <= 1, "a share from 0 to 1")
+share = bounded(number, lambda n: not 0 < n <= 1, "a share above 0 and at most 1")
+positive_float = bounded(number, lambda n: n <= 0, "a number above 0")
+non_negative_float = bounded(number, lambda n: n < 0, "a number of at least 0")
 port = bounded(int, lambda n: not 1 <= n <= 65535, "a port number from 1 to 65535")
 
 

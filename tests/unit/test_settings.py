@@ -47,6 +47,8 @@ def test_ocr_slot_scope_and_host_id_are_read() -> None:
     ("STAGE_E_CONSENSUS_POLICY", "majority", "funnel, machine-quorum"),
     ("STAGE_E_OCR_ENGINE", "easyocr", "tesserocr, pytesseract"),
     ("STAGE_E_HOST_LOAD_CEILING", "-1", "above 0"),
+    ("STAGE_E_HOST_LOAD_CEILING", "nan", "finite number"),
+    ("STAGE_E_OCR_TASK_TIMEOUT_SECONDS", "inf", "finite number"),
     ("STAGE_E_OCR_SLOT_SCOPE", "fleet", "host, global"),
 ])
 def test_a_bad_value_names_the_variable_and_the_form_it_wants(var: str, value: str, expected: str) -> None:
