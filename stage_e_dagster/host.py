@@ -40,29 +40,35 @@ def process_owner(pid: int | None = None) -> str:
     return f"{host_id()}/{pid}/{psutil.Process(pid).create_time():.2f}"
 
 
+def _local_owner(owner: str | None) -> tuple[int, str] | None:
+    """The pid and start time `owner` (from `process_owner`) names when it is a process of this host; None for
+    another host's process or an unreadable owner."""
+    try:
+        host, pid_text, started = (owner or "").split("/")
+        return (int(pid_text), started) if host == host_id() else None
+    except ValueError:
+        return None
+
+
 def owner_process(owner: str | None) -> psutil.Process | None:
     """The process `owner` (from `process_owner`) names, while it runs on this host (same pid and start time);
     None for another host's process, an unreadable owner, or one that is gone."""
+    if (local := _local_owner(owner)) is None:
+        return None
     try:
-        host, pid_text, started = (owner or "").split("/")
-        proc = psutil.Process(int(pid_text))
-        return proc if host == host_id() and f"{proc.create_time():.2f}" == started else None
-    except (ValueError, psutil.Error):
+        proc = psutil.Process(local[0])
+        return proc if f"{proc.create_time():.2f}" == local[1] else None
+    except psutil.Error:
         return None
 
 
 def owner_is_gone(owner: str | None) -> bool:
     """True when `owner` (from `process_owner`) names a process on this host that no longer runs; False for another
     host's process, an unreadable owner, or one still running."""
-    try:
-        host, pid_text, started = (owner or "").split("/")
-        pid = int(pid_text)
-    except ValueError:
-        return False
-    if host != host_id():
+    if (local := _local_owner(owner)) is None:
         return False
     try:
-        return f"{psutil.Process(pid).create_time():.2f}" != started
+        return f"{psutil.Process(local[0]).create_time():.2f}" != local[1]
     except psutil.NoSuchProcess:
         return True
     except psutil.Error:

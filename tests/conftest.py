@@ -32,9 +32,9 @@ def pytest_configure(config: pytest.Config) -> None:
 FIRST = ("live", "drills")
 """Kinds run first: their tests are the longest, so the workers take them early and the short tests fill the gaps,
 instead of one long test ending the run. Without them (`make test-quick`) the `slow`-marked tests go first, for the
-same reason. With them, the slow tests keep their place: taken right after the live tests they ran beside the last
-live tests, whose daemons then waited longer and burned more of the CPU the suite is bound by (639 s against
-549-575 s of pytest on a fresh clone)."""
+same reason. With them, the slow tests keep their place: taken right after the live tests they run beside the last
+live tests, whose daemons then wait longer and burn more of the CPU the suite is bound by (docs/testing.md has the
+figures)."""
 
 
 def _folder(item: pytest.Item) -> str:
