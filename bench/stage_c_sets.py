@@ -23,10 +23,13 @@ from stage_e_dagster.demo import forms, hard
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.holdout import plan as holdout
 from stage_e_dagster.demo.holdout.catalog import holdout_catalog
+from stage_e_dagster.demo.info import layout_of_card
 from stage_e_dagster.demo.symbols import render_set_symbol
+from stage_e_dagster.domain import printed_lines
 from stage_e_dagster.domain.catalog import ExpansionRef, PrintingRef
 from stage_e_dagster.domain.evidence.hashing import symbol_phash
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, NUMBERLESS
 
 FIRST_SETS = ("demo", "unseen", "hard")
 SECOND_SETS = ("holdout",)
@@ -56,7 +59,7 @@ class Scan:
 
     plan: Any
     card: dict[str, Any]
-    number: str
+    number: str | None  # None: the printing prints no number
     set_code: str | None
     height: int
     blur: float | None  # None: undamaged
@@ -68,6 +71,14 @@ class Scan:
     @property
     def degraded(self) -> bool:
         return self.blur is not None
+
+    @property
+    def layout(self) -> str:
+        """The collector-line layout the printing prints (`domain.printed_lines`), "card-back" for a back."""
+        if self.card.get("id") is None:
+            return "card-back"
+        released = date.fromisoformat(str(self.card["released_at"])[:10])
+        return printed_lines.layout_of(str(self.card.get("frame")), released) or printed_lines.MODERN
 
     @property
     def height_bin(self) -> str:
@@ -182,8 +193,10 @@ def plan_set(name: str, worlds: Worlds, count: int, seed: int = 1) -> list[Scan]
         out = []
         for p in hard.plan_scans(worlds.first().cards, count, name, seed=seed):
             d = p.degradation
-            code = p.card["set"] if p.card["frame"] == "2015" else None
-            out.append(Scan(p, p.card, p.card["collector_number"], code, p.long_side,
+            printed = layout_of_card(p.card)
+            code = p.card["set"] if printed in CODE_LAYOUTS else None
+            number = None if printed == NUMBERLESS else p.card["collector_number"]
+            out.append(Scan(p, p.card, number, code, p.long_side,
                             None if d is None else d.blur_radius, None if d is None else d.jpeg_quality,
                             0.0 if d is None else d.rotation_deg))
         return out
