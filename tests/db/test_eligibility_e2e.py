@@ -58,6 +58,8 @@ def uploads(db_url: str, tmp_path: Path) -> dict[str, Any]:
 
 
 def _run(db_url: str, card_ids: list[int]) -> tuple[DagsterInstance, Any]:
+    # In-memory Dagster storage: it cannot matter here, the test reads only this run's own events and the app
+    # database; no sensor, queue or run failure is involved.
     instance = DagsterInstance.ephemeral()
     result = micro_batch_job(db_url).execute_in_process(run_config=BatchSpec(tuple(card_ids)).run_config(),
                                                        instance=instance)
