@@ -16,7 +16,7 @@ from stage_e_dagster.db.review.page import load_card_view, queue_entries
 from stage_e_dagster.db.work import work_rule
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.render import front_name, render_scan
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from testkit.corpus import card_ids, ingest, named_scans
 from testkit.jobs import micro_batch_job
 from testkit.sql import rows

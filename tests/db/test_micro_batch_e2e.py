@@ -14,7 +14,7 @@ from dagster import (
 
 from stage_e_dagster.db.work.queue import has_offered
 from stage_e_dagster.host import default_load_target
-from stage_e_dagster.jobs import STREAM_DRAIN, TAG_DRAIN_RUN, batch_from_run_config
+from stage_e_dagster.job_contracts import STREAM_DRAIN, TAG_DRAIN_RUN, batch_from_run_config
 from stage_e_dagster.sensors.card_stream import card_stream
 from testkit.corpus import demo_corpus
 from testkit.instance import add_runs

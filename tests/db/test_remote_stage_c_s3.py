@@ -17,7 +17,7 @@ from stage_e_dagster.control.failures import record_in_process_failure
 from stage_e_dagster.db.catalog.importer import import_catalog
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.demo.render import render_scan
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from stage_e_dagster.resources.remote import RemoteFetch
 from testkit.jobs import micro_batch_job
 from testkit.remote import CREDENTIALS, card_state
