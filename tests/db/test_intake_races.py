@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.intake.remote_source import sync_remote
+from stage_e_dagster.db.intake.remote_sync import list_s3
 from stage_e_dagster.db.intake.sources import add_remote_source, add_source, list_sources, sync_source
 from stage_e_dagster.domain.remote import parse_location
 from stage_e_dagster.remote.stores import Listed
@@ -73,3 +74,17 @@ def test_two_registrations_of_one_remote_key_at_once_leave_one_source(db_url):
     with engine.connect() as conn:
         (row,) = list_sources(conn, ["bucket"])
     assert row.location in ("s3://scans/a", "s3://scans/b")
+
+
+def test_two_listing_passes_of_one_bucket_at_once_store_each_object_once(db_url):
+    """Below the source's lock (which `sync_remote` holds), the pass's cursor row is taken `FOR UPDATE` and the
+    listed objects are upserted: two passes that meet anyway store each object once and both end the pass."""
+    engine = get_engine(db_url)
+    with engine.begin() as conn:
+        source, _ = add_remote_source(conn, "bucket", parse_location("s3://scans/in"))
+    client = _store(["a.png", "b.png", "c.png"])
+    passes = raced_behind_gate(db_url, "SELECT 1 FROM source WHERE id = %s FOR UPDATE", (source.id,),
+                               *[lambda: list_s3(engine, source.id, client.pages)] * 2)
+    assert [o.result().complete for o in passes] == [True, True]
+    assert rows(db_url, "SELECT count(*), count(DISTINCT identifier) FROM card") == [(3, 3)]
+    assert rows(db_url, "SELECT list_cursor FROM source WHERE id = %s", (source.id,)) == [(None,)]
