@@ -10,7 +10,12 @@ this virtualenv's, re-pointed at it, and its data files (Tesseract's model) are 
 once on the unbroken copy and must pass (else nothing is judged: a test failing for another reason proves nothing);
 then each breakage is applied, its tests run, and it is undone (from the pristine file) before the next.
 
-Usage: `python tools/breakages.py [NAME ...]` (`make breakages`); `--list` prints the table's rows.
+A row that no longer applies to the tree (its file, its text to break, or a test it names is gone) stops the tool
+before anything runs, naming the row; `tests/unit/test_breakages.py` checks the same on every `make test`.
+
+Usage: `python tools/breakages.py [NAME ...]` (`make breakages`); `--list` prints the table's rows; `--write`
+rewrites the table in docs/testing.md (between its markers) from `BREAKAGES`, and the same unit test fails while
+the doc differs from it.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ class Breakage:
     path: str
     edits: tuple[tuple[str, str], ...]
     tests: tuple[str, ...]
+    what: str = ""
+    """What the edit does, for the documented table's "where" column (after the file's name); optional."""
 
 
 BREAKAGES = (
@@ -44,7 +51,8 @@ BREAKAGES = (
         "the run-start trip gate removed", "stage_e_dagster/assets/stage_c.py",
         (("halted = run_start_gate(engine, config.mode, stream.enabled, config.trip_override)", "halted = None"),),
         ("tests/db/test_run_gates.py", "tests/db/test_micro_batch_failures.py::"
-         "test_envelope_breach_halts_the_stream_until_acknowledged")),
+         "test_envelope_breach_halts_the_stream_until_acknowledged"),
+        what="`run_start_gate` not called"),
     Breakage(
         "the reaper disabled", "stage_e_dagster/control/reaper.py",
         (('''    ended: list[str] = []
@@ -54,33 +62,39 @@ BREAKAGES = (
         return []
     if instance is not None:
         fail_unopened_runs'''),),
-        ("tests/db/test_stranded_runs.py", "tests/db/test_ledger_liveness.py")),
+        ("tests/db/test_stranded_runs.py", "tests/db/test_ledger_liveness.py"),
+        what="`reclaim_dead_batches` returns nothing"),
     Breakage(
         "ON CONFLICT DO NOTHING turned into a plain insert", "stage_e_dagster/db/judgement/votes.py",
         (('"ON CONFLICT DO NOTHING RETURNING card_id, anonymous_id"', '"RETURNING card_id, anonymous_id"'),),
-        ("tests/db/test_votes.py::test_lost_insert_race_is_absorbed_not_raised",)),
+        ("tests/db/test_votes.py::test_lost_insert_race_is_absorbed_not_raised",),
+        what="the vote insert"),
     Breakage(
         "the slot cap ignored", "stage_e_dagster/db/slots/cap.py",
         (("        count = self.slot_count\n        keys = [self.lock_key(slot) for slot in range(count)]",
           "        count = MAX_SLOTS\n        keys = [self.lock_key(slot) for slot in range(count)]"),),
         ("tests/db/test_ocr_slots.py::test_cap_of_two_refuses_a_third_session_until_one_releases",
-         "tests/db/test_ocr_slots.py::test_eight_processes_never_exceed_a_cap_of_two")),
+         "tests/db/test_ocr_slots.py::test_eight_processes_never_exceed_a_cap_of_two"),
+        what="every slot up to `MAX_SLOTS` offered"),
     Breakage(
-        "catalogue reopen skipped", "stage_e_dagster/db/catalog/importer.py",
+        "catalogue reopen skipped", "stage_e_dagster/db/catalog/upsert.py",
         (("return len(changed), reopen_for_stage_d(conn, cards_to_reopen(conn, candidate_names(touched), "
           "lacking=True))", "return len(changed), set()"),),
-        ("tests/db/test_catalog_reopen.py",)),
+        ("tests/db/test_catalog_reopen.py",),
+        what="changed printings re-open no card"),
     Breakage(
         "identity-group copying off", "stage_e_dagster/stages/stage_c_copies.py",
         (("    def carry(self, card_ids: Collection[int]) -> None:\n        if not self.force:",
           "    def carry(self, card_ids: Collection[int]) -> None:\n        if False:"),
          ("        followers = [c for c in self.groups[sha] if c != result.card_id]", "        followers = []")),
-        ("tests/db/test_identity_groups.py::test_one_batch_extracts_each_image_once_and_carries_it_to_its_copies",)),
+        ("tests/db/test_identity_groups.py::test_one_batch_extracts_each_image_once_and_carries_it_to_its_copies",),
+        what="no carry to copies"),
     Breakage(
         "machine votes allowed to settle a card alone", "stage_e_dagster/domain/consensus.py",
         (('    if policy == "machine-quorum":\n        agreed = _quorum_outcome(unique, human_outcomes)',
           '    if policy in POLICIES:\n        agreed = _quorum_outcome(unique, human_outcomes)'),),
-        ("tests/unit/test_consensus.py", "tests/db/test_asset_checks.py")),
+        ("tests/unit/test_consensus.py", "tests/db/test_asset_checks.py"),
+        what="the machine quorum applied under the funnel policy"),
     Breakage(
         "the collector reader's catalogue check bypassed", "stage_e_dagster/domain/evidence/read_catalog.py",
         (("            if (code, norm) in owned and _total_fits(total, code, catalog):", "            if True:"),),
@@ -96,31 +110,37 @@ BREAKAGES = (
           "            info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=True)"),
          ("os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY",
           "os.open(parts[-1], os.O_RDONLY | os.O_NOCTTY")),
-        ("tests/db/test_read_scan.py",)),
+        ("tests/db/test_read_scan.py",),
+        what="`read_scan` follows the file's symlink"),
     Breakage(
         "OCR workers started without the OpenMP thread limit", "stage_e_dagster/workers/ocr_crew.py",
         (("    if _context is None:\n        limit_ocr_threads()\n", "    if _context is None:\n"),),
-        ("tests/db/test_stage_c_processes.py::test_ocr_workers_run_with_one_openmp_thread",)),
+        ("tests/db/test_stage_c_processes.py::test_ocr_workers_run_with_one_openmp_thread",),
+        what="`limit_ocr_threads` not called"),
     Breakage(
         "the default host-load ceiling lowered to the CPU count", "stage_e_dagster/host.py",
         (('    """The envelope\'s default host-load ceiling: twice the CPU count."""\n    return 2.0 * cpus()',
           '    """The envelope\'s default host-load ceiling: twice the CPU count."""\n    return 1.0 * cpus()'),),
-        ("tests/db/test_governor.py::test_the_defaults_never_trip_under_the_work_they_were_sized_for",)),
+        ("tests/db/test_governor.py::test_the_defaults_never_trip_under_the_work_they_were_sized_for",),
+        what="`default_load_ceiling` at one load per CPU"),
     Breakage(
         "claims no longer serialised", "stage_e_dagster/db/runs/ledger.py",
         (('    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _CLAIM_LOCK_KEY})\n', ""),),
-        ("tests/db/test_claims.py::test_concurrent_claims_never_share_a_card_and_take_every_one",)),
+        ("tests/db/test_claims.py::test_concurrent_claims_never_share_a_card_and_take_every_one",),
+        what="the claim lock removed"),
     Breakage(
         "a draining run ignores an open trip", "stage_e_dagster/control/drain.py",
         (("            halted = halt_reason()\n", "            halted = None\n"),),
-        ("tests/unit/test_drain_loop.py::test_an_open_trip_stops_it_before_the_next_claim",)),
+        ("tests/unit/test_drain_loop.py::test_an_open_trip_stops_it_before_the_next_claim",),
+        what="`halt_reason` not asked before a claim"),
     Breakage(
         "card backs owed Stage D like any card", "stage_e_dagster/db/work/rule.sql",
         (("""        WHEN e.card_id IS NOT NULL AND c.kind = 'cardback'
              AND NOT EXISTS (SELECT 1 FROM card_printing_tag t WHERE t.card_id = c.id
                              AND t.anonymous_id LIKE 'stage-d-%') THEN NULL
 """, ""),),
-        ("tests/db/test_work_queue.py::test_the_queue_and_the_full_rule_agree_whatever_is_written",)),
+        ("tests/db/test_work_queue.py::test_the_queue_and_the_full_rule_agree_whatever_is_written",),
+        what="the card-back branch of `card_work_stage` removed"),
     Breakage(
         "tokens and cards voted onto any printing of their name", "stage_e_dagster/domain/calculators/slow_path.py",
         (("    candidates = [p for p in candidates if printing_fits(card.kind, p.layout, p.set_type)]\n", ""),),
@@ -152,19 +172,23 @@ BREAKAGES = (
         "the catalogue version left alone by changes",
         "stage_e_dagster/db/core/migrations/versions/0014_catalog_version.py",
         (("IF EXISTS (SELECT 1 FROM changed_rows) THEN", "IF false THEN"),),
-        ("tests/db/test_catalog_version.py",)),
+        ("tests/db/test_catalog_version.py",),
+        what="the statement trigger moves no version"),
     Breakage(
         "the kept ReadCatalog kept whatever the version", "stage_e_dagster/db/catalog/read.py",
         (("if kept is not None and kept[0] == version:", "if kept is not None:"),),
-        ("tests/db/test_catalog_version.py::test_the_kept_read_catalogue_is_reused_until_an_import_changes_it",)),
+        ("tests/db/test_catalog_version.py::test_the_kept_read_catalogue_is_reused_until_an_import_changes_it",),
+        what="the version not compared"),
     Breakage(
         "name lookups read every language's record", "stage_e_dagster/db/catalog/lookup.py",
         (("\"(p.lang IS NULL OR p.lang = 'en' OR NOT EXISTS (\"", "\"(true OR NOT EXISTS (\""),),
-        ("tests/db/test_all_cards_import.py",)),
+        ("tests/db/test_all_cards_import.py",),
+        what="the language filter of the lookup record removed"),
     Breakage(
         "printings stored without their faces' normalised names", "stage_e_dagster/domain/scryfall.py",
         (("face_names_normalised=None if face_names is None else", "face_names_normalised=None if True else"),),
-        ("tests/db/test_all_cards_import.py::test_each_layouts_names_are_found_once_per_printing",)),
+        ("tests/db/test_all_cards_import.py::test_each_layouts_names_are_found_once_per_printing",),
+        what="`face_names_normalised` always empty"),
     Breakage(
         "the packed name table stops at the first occupied slot", "stage_e_dagster/domain/evidence/read_catalog.py",
         (("                return index\n            slot = (slot + 1) & mask",
@@ -185,15 +209,18 @@ BREAKAGES = (
     Breakage(
         "a draining run whose process died left started", "stage_e_dagster/control/reaper.py",
         (("        if owner and owner_is_gone(owner):", "        if False:"),),
-        ("tests/db/test_drain_runs.py::test_a_draining_run_whose_process_is_gone_is_failed_and_no_longer_holds_the_stream",)),
+        ("tests/db/test_drain_runs.py::test_a_draining_run_whose_process_is_gone_is_failed_and_no_longer_holds_the_stream",),
+        what="`fail_dead_drains` fails none"),
     Breakage(
         "surplus draining runs kept working", "stage_e_dagster/control/run_queue.py",
         (("    return run_id in ordered and ordered.index(run_id) >= drain_runs", "    return False"),),
-        ("tests/db/test_drain_runs.py::test_the_draining_runs_beyond_the_limit_are_surplus_oldest_first",)),
+        ("tests/db/test_drain_runs.py::test_the_draining_runs_beyond_the_limit_are_surplus_oldest_first",),
+        what="`surplus_drain` never true"),
     Breakage(
         "an acknowledged failure-rate trip's failures judged again", "stage_e_dagster/db/runs/image_loads.py",
         (("        WHERE bar = :bar AND acknowledged_at IS NOT NULL", "        WHERE false"),),
-        ("tests/db/test_envelope.py::test_an_acknowledged_failure_rate_trip_leaves_its_failures_unjudged",)),
+        ("tests/db/test_envelope.py::test_an_acknowledged_failure_rate_trip_leaves_its_failures_unjudged",),
+        what="no acknowledgement found"),
 )
 
 
@@ -241,15 +268,72 @@ def install(copy: Path) -> Path:
     return python
 
 
+def applied(text: str, breakage: Breakage) -> str:
+    """`text` with the breakage's edits made in order; `StaleBreakage` when one edit's text is not there exactly
+    once (the code moved or changed: the row must follow it)."""
+    for number, (old, new) in enumerate(breakage.edits, 1):
+        found = text.count(old)
+        if found != 1:
+            raise StaleBreakage(f"breakage {breakage.name!r}: edit {number}'s text to break was found {found} times "
+                                f"in {breakage.path}, not once")
+        text = text.replace(old, new)
+    return text
+
+
+class StaleBreakage(ValueError):
+    """A row of the table that no longer applies to the tree: its file, its text to break or a test it names is
+    gone."""
+
+
+def stale(breakage: Breakage, root: Path = ROOT) -> list[str]:
+    """Why `breakage` no longer applies to the tree at `root` (nothing when it does): its file is missing, an
+    edit's text is not there exactly once, or a test it names (a file, or a test function in it) is gone."""
+    problems = []
+    path = root / breakage.path
+    if not path.is_file():
+        problems.append(f"breakage {breakage.name!r}: {breakage.path} does not exist")
+    else:
+        try:
+            applied(path.read_text(), breakage)
+        except StaleBreakage as err:
+            problems.append(str(err))
+    for test in breakage.tests:
+        file, _, node = test.partition("::")
+        if not (root / file).is_file():
+            problems.append(f"breakage {breakage.name!r}: its test file {file} does not exist")
+        elif node and f"def {node.split('::')[-1].split('[')[0]}(" not in (root / file).read_text():
+            problems.append(f"breakage {breakage.name!r}: its test {test} does not exist")
+    return problems
+
+
+def table(breakages: tuple[Breakage, ...] = BREAKAGES) -> str:
+    """The breakage table of docs/testing.md, as markdown (a test keeps the doc equal to it)."""
+    lines = ["| breakage | where | caught by |", "| --- | --- | --- |"]
+    for b in breakages:
+        where = f"`{b.path.removeprefix('stage_e_dagster/')}`" + (f" ({b.what})" if b.what else "")
+        name = b.name.replace("|", "\\|")
+        lines.append(f"| {name} | {where} | {', '.join(f'`{t}`' for t in b.tests)} |")
+    return "\n".join(lines)
+
+
+DOC = ROOT / "docs" / "testing.md"
+BEGIN = "<!-- breakage table: generated by `python tools/breakages.py --write` from tools/breakages.py -->"
+END = "<!-- end of the breakage table -->"
+
+
+def with_table(doc: str, breakages: tuple[Breakage, ...] = BREAKAGES) -> str:
+    """`doc` with the text between the table's markers replaced by the table made from `breakages`."""
+    start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+    return f"{doc[:start]}\n{table(breakages)}\n{doc[end:]}"
+
+
 def apply(copy: Path, breakage: Breakage) -> str | None:
     """Apply the breakage's edits to the copy; why not, when one does not apply (its text is not there once)."""
     path = copy / breakage.path
-    text = path.read_text()
-    for old, new in breakage.edits:
-        if text.count(old) != 1:
-            return f"{breakage.path}: the text to break was found {text.count(old)} times, not once"
-        text = text.replace(old, new)
-    path.write_text(text)
+    try:
+        path.write_text(applied(path.read_text(), breakage))
+    except StaleBreakage as err:
+        return str(err)
     return None
 
 
@@ -261,17 +345,30 @@ def run_tests(python: Path, copy: Path, tests: tuple[str, ...], log: Path) -> in
                               env=env, stdout=out, stderr=subprocess.STDOUT).returncode
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="run only the breakages whose name contains one of these")
     parser.add_argument("--list", action="store_true", help="print the breakages and their tests, run nothing")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy and the test logs")
-    args = parser.parse_args()
-    chosen = [b for b in BREAKAGES if not args.names or any(n in b.name for n in args.names)]
+    parser.add_argument("--write", action="store_true", help="rewrite docs/testing.md's table from the rows, run "
+                                                             "nothing")
+    args = parser.parse_args(argv)
+    if args.write:
+        DOC.write_text(with_table(DOC.read_text(encoding="utf-8")), encoding="utf-8")
+        return
+    chosen = tuple(b for b in BREAKAGES if not args.names or any(n in b.name for n in args.names))
     if args.list:
         for breakage in chosen:
             print(f"{breakage.name}: {breakage.path} -> {', '.join(breakage.tests)}")
         return
+    problems = [problem for breakage in chosen for problem in stale(breakage)]
+    if problems:  # before any copy or test run: a row that no longer applies is a broken table, never a verdict
+        print("\n".join(["STALE rows of the breakage table (make each follow the code it breaks):", *problems]),
+              file=sys.stderr, flush=True)
+        sys.exit(2)
+    if not chosen:
+        print(f"no breakage's name contains any of {args.names}", file=sys.stderr)
+        sys.exit(2)
     scratch = Path(tempfile.mkdtemp(prefix="se-br-", dir="/tmp"))
     copy = scratch / "tree"
     results: list[tuple[Breakage, str, float]] = []
