@@ -357,7 +357,7 @@ def generate_catalog(printings: int, seed: int = 0) -> list[dict[str, Any]]:
             staple_number = assigned[0]
         for slot, (who, _) in enumerate(plan):
             number = assigned[slot]
-            if slot + 1 < len(plan) and who is not staple and not modern and rng.random() < 0.02:
+            if slot + 1 < len(plan) and who is not staple and not modern and number.isdigit() and rng.random() < 0.02:
                 if starred and rng.random() < 0.6:  # a premium printing beside its twin: "123★"
                     plan[slot + 1], assigned[slot + 1] = (who, None), f"{number}★"
                 else:

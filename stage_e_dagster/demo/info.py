@@ -134,7 +134,8 @@ def legal_lines(card: dict[str, Any], set_printed_total: int, marker: str | None
     if kind == CENTRED:
         lead = lead if marker or released >= TRADEMARK_FROM else "© "
         return f"Illus. {artist}", f"{lead}{year} {owner}{'' if marker else ', Inc.'} {number}/{set_printed_total}"
-    copyright = f"© {year} {owner}{'' if marker else ', Inc.'}" if released >= COPYRIGHT_YEAR_FROM else None
+    lead = f"{marker} © " if marker else "© "
+    copyright = f"{lead}{year} {owner}{'' if marker else ', Inc.'}" if released >= COPYRIGHT_YEAR_FROM else None
     return f"Illus. {artist}", copyright
 
 

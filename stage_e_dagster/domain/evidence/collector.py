@@ -37,6 +37,8 @@ DIGITLESS_STOP = 3
 """Reads after which the ladder stops when none of them held a digit: a card back, a blank crop."""
 BLOCK_DIGITLESS = 2
 """Reads of one block without a digit after which the reader tries the next block: the number is elsewhere."""
+BLOCK_NUMBERLESS = 3
+"""Reads of one block that found no number, digits or not, after which the reader tries the next block."""
 CODE_WIDTH = 8
 """Glyph heights of a modern block's second line read with the number: "XXXXX • EN", not the artist after it."""
 LEGAL_WORDS = 2
@@ -260,7 +262,10 @@ def read_collector(
         views = [(Prepared(band.image, []), None, len(LADDER))]  # no block: read the whole band
     readings: list[CollectorReading] = []
     votes: dict[tuple[str | None, str | None], int] = {}
+    maybe_numberless = bool(expected) and NUMBERLESS in expected
     for view, block, allowed in views:
+        if maybe_numberless and readings and not any(r.number for r in readings):
+            break  # a printing of the name prints no number, and where the number would stand there is none
         seen: list[CollectorReading] = []
         for step in LADDER[:min(allowed, max_attempts or allowed)]:
             reader = escalation if step.escalate and escalation is not None else engine
@@ -272,6 +277,8 @@ def read_collector(
             digitless = not any(ch.isdigit() for r in seen for ch in r.raw)
             if digitless and len(seen) >= (DIGITLESS_STOP if block is None else BLOCK_DIGITLESS):
                 break  # no read of this view has seen a digit: the number is elsewhere, or nowhere
+            if block is not None and len(seen) >= BLOCK_NUMBERLESS and not any(r.number for r in seen):
+                break  # digits, but no number where one would stand (a copyright year, specks): try elsewhere
             if reading.accepted:
                 key = (reading.number, reading.set_code)
                 votes[key] = votes.get(key, 0) + 1

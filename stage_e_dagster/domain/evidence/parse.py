@@ -50,8 +50,8 @@ _NUMBER_ALONE = re.compile(
 )
 # "C 0172": the rarity letter first, then four digits (a zero-padded number, no total).
 _RARITY_FIRST = re.compile(
-    r"(?<![\w/])(?P<rarity>[CURMSTLP])\s?(?P<num>(?=[\dOQD]*\d[\dOQD]*\d)[\dOQD]{4})(?P<suffix>[a-z])?(?![\d/])")
-_ZEROS = str.maketrans("OQD", "000")
+    r"(?<![\w/])(?P<rarity>[CURMSTLP])\s?(?P<num>(?=[\dOQDo]*\d)[\dOQDo]{3,4})(?P<suffix>[a-z])?(?![\w/])")
+_ZEROS = str.maketrans("OQDo", "0000")
 # What marks a legal line, and the years it prints ("1993-2003" on early 2003-frame cards).
 _LEGAL_WORDS = re.compile(r"wi[zs2]ards|coast|\binc\b\.?|\bllc\b|©|\(c\)|™", re.IGNORECASE)
 _YEARS = re.compile(r"(?<!\d)(?:19|20)\d\d(?:\s*[-–~]\s*(?:19|20)\d\d)?(?!\d)")
@@ -65,6 +65,7 @@ _SEPARATORS = re.compile(r"[•·∙●◦°«»,;:_~\-–—+=*#%&^\"'`]")
 # Lower-case letters whose upper case looks different: a token holding one is a word, not an upper-case code.
 _WORD_LETTERS = frozenset("abdefghjmnqrty")
 _YEAR_ANCHORED = re.compile(r"(?:©|\(c\)|\(C\)|copyright|@|\bC\)|\bO\s)\s*((?:19|20)\d\d)", re.IGNORECASE)
+_RANGE_END = re.compile(r"\s*[-–~]\s*((?:19|20)\d\d)(?!\d)")
 _YEAR_ANY = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _PROXY_MARKERS = re.compile(r"not\s*for\s*sale|pro[xk]y|play\s*test", re.IGNORECASE)
 _STARS_NORMAL = str.maketrans(dict.fromkeys("★☆✶✱⭑\u2217", "*"))
@@ -318,8 +319,9 @@ def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None,
             number, total, rarity, rest = _number_of(match, with_total=True)
             return i, _with_alternatives(number, total, line, match.start("num")), rarity, rest
     for i, line in enumerate(lines):
-        match = _RARITY_FIRST.search(line) if ends[i] is None else None
-        if match:  # four digits, a leading zero read as O allowed ("ROO70" is "R 0070")
+        marked = any(_language_of(token, first=False) for token in _TOKEN.findall(_SEPARATORS.sub(" ", line)))
+        match = _RARITY_FIRST.search(line) if ends[i] is None and not marked else None
+        if match:  # four digits, leading zeros read as O or lost allowed ("ROO70" and "C Q58" are 0070 and 0058)
             number = (match.group("num").translate(_ZEROS).lstrip("0") or "0") + (match.group("suffix") or "")
             return i, _with_alternatives(number, None, line, match.start("num")), match.group("rarity"), \
                 line[match.end():]
@@ -416,11 +418,15 @@ def parse_collector(text: str) -> CollectorParse:
 
 
 def parse_copyright_year(text: str, current_year: int) -> int | None:
-    """The copyright year in legal-line text, preferring one anchored to ©/(c)/copyright; 1993..current+1."""
+    """The copyright year in legal-line text, preferring one anchored to ©/(c)/copyright; 1993..current+1. A range
+    ("© 1993-2003", printed by the core sets of the 2003 frame) stands for its last year."""
     for pattern in (_YEAR_ANCHORED, _YEAR_ANY):
         for match in pattern.finditer(text):
             year = int(match.group(1))
             if 1993 <= year <= current_year + 1:
+                until = _RANGE_END.match(text, match.end())
+                if until and year < int(until.group(1)) <= current_year + 1:
+                    return int(until.group(1))
                 return year
     return None
 

@@ -234,8 +234,8 @@ def rivals(norm: str, printings: Iterable[Key]) -> list[Key]:
 def neighbours(norm: str, printings: Iterable[Key]) -> list[Key]:
     """The printings whose number is one digit away from `norm` (same length): the basic lands of a set, numbered
     one after another. A single read cannot tell them apart from a confident misread; two reads that agree can."""
-    return [(code, number) for code, number in printings
-            if len(number) == len(norm) and number != norm and sum(a != b for a, b in zip(number, norm)) == 1]
+    return [(code, number) for code, number in printings if len(number) == len(norm) and number != norm
+            and sum(a != b for a, b in zip(number, norm, strict=True)) == 1]
 
 
 def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog | None = None,
