@@ -221,6 +221,35 @@ BREAKAGES = (
         (("        WHERE bar = :bar AND acknowledged_at IS NOT NULL", "        WHERE false"),),
         ("tests/db/test_envelope.py::test_an_acknowledged_failure_rate_trip_leaves_its_failures_unjudged",),
         what="no acknowledgement found"),
+    Breakage(
+        "a truncated reading votes", "stage_e_dagster/domain/evidence/fragments.py",
+        (("""            digits.startswith(read_digits) or digits.endswith(read_digits)):
+        return TRUNCATION""", """            digits.startswith(read_digits) or digits.endswith(read_digits)):
+        return None"""),),
+        ("tests/unit/test_calculators_half_numbers.py::test_a_truncated_read_does_not_vote_for_the_shorter_number",),
+        what="`rivalry` finds no truncation"),
+    Breakage(
+        "a reading that lost its suffix votes", "stage_e_dagster/domain/evidence/fragments.py",
+        (("            return SUFFIX", "            return None"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_a_lost_suffix_does_not_vote_for_the_unstarred_twin",),
+        what="`rivalry` finds no suffixed twin"),
+    Breakage(
+        "a number read from the copyright year votes", "stage_e_dagster/domain/calculators/join_key.py",
+        (("    untrusted = (evidence.collector_total is None and not by_set", "    untrusted = (False and not by_set"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_a_number_from_the_copyright_year_does_not_vote",),
+        what="`doubt` never suspects the year"),
+    Breakage(
+        "the reader confirms half a number", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("                if rivals(norm, in_set) or neighbours(norm, in_set):", "                if False:"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_the_reader_confirms_no_half_number",),
+        what="`resolve` confirms a reading a set's other number could explain"),
+    Breakage(
+        "a copyright range taken for the collector number", "stage_e_dagster/domain/evidence/parse.py",
+        (("    matches = [m for m in _NUMBER_WITH_TOTAL.finditer(line) if not _is_year_pair(m)]",
+          "    matches = list(_NUMBER_WITH_TOTAL.finditer(line))"),),
+        ("tests/unit/test_evidence_parse.py::test_a_year_or_a_set_code_is_never_the_number",),
+        what="`_with_total` keeps year ranges"),
+
 )
 
 
