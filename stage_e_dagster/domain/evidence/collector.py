@@ -41,8 +41,9 @@ BLOCK_NUMBERLESS = 3
 """Reads of one block that found no number, digits or not, after which the reader tries the next block."""
 CODE_WIDTH = 8
 """Glyph heights of a modern block's second line read with the number: "XXXXX • EN", not the artist after it."""
-LEGAL_WORDS = 2
-"""Words at the end of a legal line read for its number: the number and the legal word before it."""
+LEGAL_TAIL = 9
+"""Glyph heights at the end of a legal line read for its number ("316★/350" is about six), from the start of the
+word they reach into: never a cut through the number, which OCR would read as a shorter one."""
 FALLBACK_STEPS = 3
 """Ladder steps a whole block gets after its tight view was read in vain."""
 
@@ -149,8 +150,8 @@ def family(expected: Collection[str] | None) -> str | None:
 
 def tight_view(band: BottomBand, block: Block, kind: str) -> Prepared:
     """The part of a block that holds the number, read first when the layout is known: the number line and the
-    set code and language after it, not the artist ("code"); the last two words of the last line, the number and
-    the legal word before it ("legal")."""
+    set code and language after it, not the artist ("code"); the end of the last line from a word's start, the
+    number and the legal word before it ("legal")."""
     glyph = band.blocks.glyph
     if kind == "code":
         lines = block.lines[:2]
@@ -160,7 +161,9 @@ def tight_view(band: BottomBand, block: Block, kind: str) -> Prepared:
     else:
         line = block.lines[-1]
         words = band.words(block, line)
-        gray, out = band.crop(block, (line,), left=words[-min(LEGAL_WORDS, len(words))][0])
+        reach = block.left + line.right - LEGAL_TAIL * glyph  # the number and the legal word before it
+        left = max((start for start, _ in words if start <= reach), default=words[0][0])
+        gray, out = band.crop(block, (line,), left=left)
     return Prepared(gray, out, glyph)
 
 

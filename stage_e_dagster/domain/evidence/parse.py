@@ -331,14 +331,19 @@ def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None,
         tail = line[start:]
         if not any(ch.isdigit() for ch in tail) or (tried_plain and ends[i] is None):
             continue
-        run = _DIGIT_RUN.search(tail)
-        if run and not _credit_near(tail, run.start(), run.end()):
+        legal = ends[i] is not None
+        # On a legal line the number is the last one after the legal text, whatever mangled words precede it; on
+        # a number line the first, never one in the set-code or credit part.
+        runs = [m for m in _DIGIT_RUN.finditer(tail) if legal or not _credit_near(tail, m.start(), m.end())]
+        if runs:
+            run = runs[-1] if legal else runs[0]
             star = STAR if run.group("star") else ""
             options = [(star + number, total) for number, total in split_digit_run(run.group("run"))]
             suffix = run.group("suffix")
             return i, options, suffix if suffix in RARITY_LETTERS else None, tail[run.end() :]
-        match = _NUMBER_ALONE.search(tail)
-        if match and not _credit_near(tail, match.start(), match.end()):
+        alone = [m for m in _NUMBER_ALONE.finditer(tail) if legal or not _credit_near(tail, m.start(), m.end())]
+        if alone:
+            match = alone[-1] if legal else alone[0]
             number, _, rarity, rest = _number_of(match, with_total=False)
             return i, _with_alternatives(number, None, tail, match.start("num")), rarity, rest
         # After the first line holding a digit outside legal text (the number line) only a legal line may hold
