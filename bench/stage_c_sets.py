@@ -31,13 +31,17 @@ from stage_e_dagster.domain.evidence.hashing import symbol_phash
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, NUMBERLESS
 
-FIRST_SETS = ("demo", "unseen", "hard")
-SECOND_SETS = ("holdout",)
+FIRST_SETS = ("demo", "unseen", "hard", "renders")
+SECOND_SETS = ("holdout", "holdout-renders")
 KIND_SETS = ("kinds",)
 RENDERER = {**dict.fromkeys(FIRST_SETS + KIND_SETS, "first"), **dict.fromkeys(SECOND_SETS, "second")}
 PRINTINGS, CATALOG_SEED = 2000, 5
 HOLDOUT_PRINTINGS, HOLDOUT_SEED = 3000, 27
 HEIGHT_BINS = (720, 880, 1040, 1200, 1360, 1520)
+RENDER_HEIGHT = 936
+RENDERS = hard.Profile("renders", (RENDER_HEIGHT,), (0.9, 1.1), 0.0, hard.heavy_damage)
+"""Official card renders as a catalogue site serves them: 672x936, no bleed in most, undamaged (the "renders"
+sets of both renderers stand for the real renders a held-out check reads)."""
 
 
 @dataclass
@@ -191,7 +195,7 @@ def plan_set(name: str, worlds: Worlds, count: int, seed: int = 1) -> list[Scan]
         return plan_kinds(worlds, count, seed)
     if RENDERER[name] == "first":
         out = []
-        for p in hard.plan_scans(worlds.first().cards, count, name, seed=seed):
+        for p in hard.plan_scans(worlds.first().cards, count, RENDERS if name == "renders" else name, seed=seed):
             d = p.degradation
             printed = layout_of_card(p.card)
             code = p.card["set"] if printed in CODE_LAYOUTS else None
@@ -202,7 +206,8 @@ def plan_set(name: str, worlds: Worlds, count: int, seed: int = 1) -> list[Scan]
         return out
     catalogue = worlds.second()[1]
     out = []
-    for p in holdout.plan_holdout(catalogue, count, seed=seed):
+    options = {"heights": (RENDER_HEIGHT, RENDER_HEIGHT), "damaged": 0.0} if name == "holdout-renders" else {}
+    for p in holdout.plan_holdout(catalogue, count, seed=seed, **options):
         number, code = p.expected
         d = p.damage
         out.append(Scan(p, p.card, number, code, p.height, None if d is None else d.blur_sigma,

@@ -9,7 +9,8 @@ from datetime import date
 
 import pytest
 
-from stage_e_dagster.domain.calculators import join_key
+from stage_e_dagster.domain import printed_lines
+from stage_e_dagster.domain.calculators import fallback, join_key
 from stage_e_dagster.domain.calculators.join_key import decide_join_key
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
@@ -17,7 +18,7 @@ from stage_e_dagster.domain.evidence import fragments
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.parse import parse_collector
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog, resolve
-from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER, MODERN, NUMBERLESS
+from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER, MODERN, NUMBERLESS, RARITY_FIRST
 
 EXPANSIONS = {
     "ddd": ExpansionRef("ddd", date(2004, 6, 4), printed_total=306),  # 2003 frame: "27/306"
@@ -142,3 +143,25 @@ def test_expected_layouts_come_from_the_names_printings() -> None:
     assert CATALOG.expected_layouts("Swamp") == {LEGAL_NUMBER}
     assert CATALOG.expected_layouts("Shock") == {MODERN}
     assert CATALOG.expected_layouts("Nobody") is None
+
+
+@pytest.mark.parametrize(
+    ("read", "printed", "fits"),
+    [(MODERN, RARITY_FIRST, True), (RARITY_FIRST, MODERN, True), (MODERN, LEGAL_NUMBER, False),
+     (LEGAL_NUMBER, CENTRED, True), (CENTRED, LEGAL_NUMBER, False), (LEGAL_NUMBER, MODERN, False),
+     (CENTRED, CENTRED, True), (None, MODERN, True), (CENTRED, None, True), (NUMBERLESS, NUMBERLESS, True)],
+)
+def test_which_layouts_a_reading_fits(read: str | None, printed: str | None, fits: bool) -> None:
+    assert printed_lines.fits(read, printed) is fits
+
+
+def test_the_fallback_never_picks_a_frame_that_prints_its_number_elsewhere() -> None:
+    """A number read on a centred legal line, the join key's number-only vote too weak to stop the fallback: the
+    border and symbol alone would pick the same name's modern printing; the layout rules it out."""
+    centred = PrintingRef(11, "h", "Vast Reliquary", "7ed", "24", frame="1997", border_color="black")
+    modern = PrintingRef(12, "i", "Vast Reliquary", "m19", "57", frame="2015", border_color="black")
+    evidence = Evidence(collector_number="24", collector_total=350, collector_layout=CENTRED, border_color="black")
+    kept = fallback.layout_check(CardRef(9, "Vast Reliquary"), evidence, [centred, modern], EXPANSIONS)
+    assert kept == {centred.id}
+    assert fallback.layout_check(CardRef(9, "x"), Evidence(collector_number="24"), [centred, modern],
+                                 EXPANSIONS) is None  # no number read: no reading

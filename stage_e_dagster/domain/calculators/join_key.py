@@ -22,13 +22,14 @@ from stage_e_dagster.domain.calculators.matching import (
     normalise_collector_number,
     normalise_set_code,
     pick_symbol_set,
+    printing_layout,
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.fragments import YEAR, from_year, rivalry
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.parse import fold, levenshtein
-from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, layout_of
+from stage_e_dagster.domain.printed_lines import fits
 
 JOIN_KEY_ID = "stage-d-join-key-v2"
 
@@ -67,25 +68,13 @@ def _release_year(printing: PrintingRef, expansions: Mapping[str, ExpansionRef])
     return printing.released_at.year if printing.released_at is not None else None
 
 
-def _layout(printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> str | None:
-    expansion = expansions.get(printing.set_code)
-    released = expansion.released_at if expansion is not None and expansion.released_at else printing.released_at
-    return layout_of(printing.frame, released)
-
-
-def _same_family(read: str | None, printed: str | None) -> bool:
-    """Whether a printing may print what the reading's layout says (code layouts against code layouts, legal-line
-    layouts against legal-line ones; unknown on either side: yes)."""
-    return read is None or printed is None or (read in CODE_LAYOUTS) == (printed in CODE_LAYOUTS)
-
-
 def _fits(evidence: Evidence, printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> bool:
     """Whether the reading's total, layout and copyright year leave `printing` possible."""
     expansion = expansions.get(printing.set_code)
     total = evidence.collector_total
     if total is not None and expansion is not None and expansion.printed_total not in (None, total):
         return False
-    if not _same_family(evidence.collector_layout, _layout(printing, expansions)):
+    if not fits(evidence.collector_layout, printing_layout(printing, expansions)):
         return False
     released, year = _release_year(printing, expansions), evidence.copyright_year
     return released is None or year is None or -1 <= released - year <= MAX_RELEASE_YEARS_AFTER_COPYRIGHT
@@ -138,9 +127,9 @@ def _confirm(
             card, "copyright-year-mismatch", **read_detail(evidence),
             printing_id=match.id, printing_set_code=match.set_code, released_year=released, route=route,
         )
-    if not _same_family(evidence.collector_layout, _layout(match, expansions)):
+    if not fits(evidence.collector_layout, printing_layout(match, expansions)):
         return _skip(card, "layout-mismatch", **read_detail(evidence), printing_id=match.id, route=route,
-                     printing_layout=_layout(match, expansions))
+                     printing_layout=printing_layout(match, expansions))
     doubted = doubt(evidence, match, candidates, expansions, by_set)
     if doubted is not None:
         reason, rivals = doubted

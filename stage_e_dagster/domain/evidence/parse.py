@@ -36,7 +36,7 @@ _CONFUSIONS = str.maketrans(
      "8": "B", "2": "Z", "6": "G", "€": "E"}
 )
 _STAR_CHARS = "★☆*✶✱⭑%"  # "%" is how OCR reads a small star
-_SLASHES = "/⁄∕|Il"
+_SLASHES = "/⁄∕|Il,"  # a comma is how OCR reads a thin slash in small type ("72,238")
 # A number may carry a one- or two-letter upper-case prefix ("A12", "A-12") and a star before or after it ("12★").
 _PREFIX = r"(?:(?<![\w/])(?P<prefix>[A-Z]{1,2})-?(?=\d))?"
 _PREFIX_ALONE = _PREFIX.replace("{1,2}", "")  # a lone number takes one letter: "XL9" is a set code, never a number
@@ -50,7 +50,7 @@ _NUMBER_ALONE = re.compile(
 )
 # "C 0172": the rarity letter first, then four digits (a zero-padded number, no total).
 _RARITY_FIRST = re.compile(
-    r"(?<![\w/])(?P<rarity>[CURMSTLP])\s?(?P<num>(?=[\dOQDo]*\d)[\dOQDo]{3,4})(?P<suffix>[a-z])?(?![\w/])")
+    r"(?<![\w/])(?P<rarity>[CURMSTLPcurmstlp])\s?(?P<num>(?=[\dOQDo]*\d)[\dOQDo]{3,4})(?P<suffix>[a-z])?(?![\w/])")
 _ZEROS = str.maketrans("OQDo", "0000")
 # What marks a legal line, and the years it prints ("1993-2003" on early 2003-frame cards).
 _LEGAL_WORDS = re.compile(r"wi[zs2]ards|coast|\binc\b\.?|\bllc\b|©|\(c\)|™", re.IGNORECASE)
@@ -323,7 +323,7 @@ def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None,
         match = _RARITY_FIRST.search(line) if ends[i] is None and not marked else None
         if match:  # four digits, leading zeros read as O or lost allowed ("ROO70" and "C Q58" are 0070 and 0058)
             number = (match.group("num").translate(_ZEROS).lstrip("0") or "0") + (match.group("suffix") or "")
-            return i, _with_alternatives(number, None, line, match.start("num")), match.group("rarity"), \
+            return i, _with_alternatives(number, None, line, match.start("num")), match.group("rarity").upper(), \
                 line[match.end():]
     tried_plain = False
     for i, line in enumerate(lines):
