@@ -25,9 +25,9 @@ TEXT_BOX: Box = (0.075, 0.63, 0.925, 0.88)
 # Where the extractors look: the drawn region plus a margin for rotation (2 degrees moves the bottom-left corner
 # by about 1.5% of the card), offsets, scale and a misjudged bleed class. The bottom band holds every layout's
 # collector and legal lines (real cards print them between about 93.5% and 98% of the height, from 4% of the
-# width to 96%: `domain.printed_lines`); the collector crop is its bottom-left corner, where modern frames print
-# the collector block.
-BAND: Box = (0.0, 0.895, 1.0, 0.997)
+# width to 96%: `domain.printed_lines`), and little of the frame above them; the collector crop is its
+# bottom-left corner, where modern frames print the collector block.
+BAND: Box = (0.0, 0.912, 1.0, 0.997)
 COLLECTOR_CROP: Box = (0.0, 0.895, 0.45, 0.997)
 SYMBOL_CROP: Box = (0.83, 0.560, 0.95, 0.620)
 ART_CROP: Box = ART_BOX

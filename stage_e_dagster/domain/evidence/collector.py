@@ -44,6 +44,10 @@ CODE_WIDTH = 8
 LEGAL_TAIL = 9
 """Glyph heights at the end of a legal line read for its number ("316★/350" is about six), from the start of the
 word they reach into: never a cut through the number, which OCR would read as a shorter one."""
+LEGAL_LINE = 19
+"""Glyph heights a legal line holding a number runs at least; a modern block's lines stay under it."""
+YEAR_WIDTH = 9
+"""Glyph heights at the start of a legal line read for its copyright year ("™ & © 2019" is about six)."""
 FALLBACK_STEPS = 3
 """Ladder steps a whole block gets after its tight view was read in vain."""
 
@@ -148,6 +152,15 @@ def family(expected: Collection[str] | None) -> str | None:
     return "legal" if not numbered & set(CODE_LAYOUTS) else None
 
 
+def shape_family(block: Block, glyph: float) -> str:
+    """Where a block's number stands, by its shape, when the catalogue cannot say: a centred block, or one whose
+    last line runs `LEGAL_LINE` glyph heights or more ("™ & © 2012 Wizards of the Coast 174/274"), is a legal
+    line's; any other (a short number line over a set code) a code block's."""
+    if block.place == "centre" or block.lines[-1].right - block.lines[-1].left >= LEGAL_LINE * glyph:
+        return "legal"
+    return "code"
+
+
 def tight_view(band: BottomBand, block: Block, kind: str) -> Prepared:
     """The part of a block that holds the number, read first when the layout is known: the number line and the
     set code and language after it, not the artist ("code"); the end of the last line from a word's start, the
@@ -169,12 +182,12 @@ def tight_view(band: BottomBand, block: Block, kind: str) -> Prepared:
 
 def number_views(band: BottomBand, expected: Collection[str] | None) -> list[tuple[Prepared, Block, int]]:
     """What to read for the number, in order, each with how many ladder steps it gets: the tight view of the first
-    block when the expected layouts agree on where the number stands, then the whole blocks (a few steps each
-    after a tight view, the whole ladder otherwise)."""
+    block (where the expected layouts agree the number stands, else where the block's shape says), then the whole
+    blocks, a few steps each."""
     blocks = number_blocks(band, expected)
-    kind = family(expected)
     views: list[tuple[Prepared, Block, int]] = []
-    if blocks and kind is not None:
+    if blocks:
+        kind = family(expected) or shape_family(blocks[0], band.blocks.glyph)
         views.append((tight_view(band, blocks[0], kind), blocks[0], len(LADDER)))
     steps = FALLBACK_STEPS if views else len(LADDER)
     views += [(Prepared.of_block(band, block), block, steps) for block in blocks]
@@ -293,8 +306,11 @@ def read_collector(
 
 def legal_block(band: BottomBand, skip: Block | None) -> Block | None:
     """The block most likely to hold the legal line (its copyright year): the block at the right (modern
-    frames), else the lowest other block; never `skip` (the block the number was read from)."""
-    others = [b for b in band.blocks.blocks if b is not skip]
+    frames), else the lowest other block; never `skip` (the block the number was read from), never one too short
+    to hold "© 1995" (the figures of a P/T box)."""
+    glyph = band.blocks.glyph
+    others = [b for b in band.blocks.blocks if b is not skip  # a P/T box's figures are no legal line
+              and max(line.right - line.left for line in b.lines) >= YEAR_WIDTH * glyph]
     right = [b for b in others if b.place == "right"]
     if right:
         return right[-1]
@@ -303,17 +319,22 @@ def legal_block(band: BottomBand, skip: Block | None) -> Block | None:
 
 def read_legal(crop: Image.Image | BottomBand, engine: OcrEngine, accept: Callable[[str], bool],
                skip: Block | None = None) -> str:
-    """OCR text of the legal line: the legal block's bottom line first, the whole block if `accept` refuses that
-    (`crop`: the bottom band, or a crop of the legal line)."""
+    """OCR text of the legal line: the start of the legal block's bottom line first, where the copyright year is
+    ("™ & © 2019", to the end of a word), the whole block if `accept` refuses that (`crop`: the bottom band, or a
+    crop of the legal line)."""
     band = crop if isinstance(crop, BottomBand) else BottomBand.of(crop)
     block = legal_block(band, skip)
     if block is None:
         return engine.read(pp.pad(pp.binarise(pp.resized(band.image, LEGAL_CROP_HEIGHT / max(1, band.image.height)))),
                            psm=6)
+    glyph = band.blocks.glyph
+    line = block.lines[-1]
+    words = band.words(block, line)
+    reach = block.left + line.left + YEAR_WIDTH * glyph
+    right = min((end for _, end in words if end >= reach), default=block.left + line.right)
+    gray, lines = band.crop(block, (line,), right=right)
+    read = engine.read(pp.pad(pp.binarise(Prepared(gray, lines, glyph).text())), psm=6)
+    if accept(read) or (len(block.lines) == 1 and right >= block.left + line.right):
+        return read  # the year, or all the block holds was read
     gray, lines = band.crop(block)
-    view = Prepared(gray, lines, band.blocks.glyph)
-    last = Prepared(gray, lines[-1:], band.blocks.glyph)
-    read = engine.read(pp.pad(pp.binarise(last.text())), psm=6)
-    if accept(read) or len(lines) == 1:
-        return read
-    return engine.read(pp.pad(pp.binarise(view.text())), psm=6)
+    return engine.read(pp.pad(pp.binarise(Prepared(gray, lines, glyph).text())), psm=6)
