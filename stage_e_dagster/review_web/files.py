@@ -1,4 +1,5 @@
-"""Scan files for the review page: read only from inside the card's source directory, and the crops shown beside.
+"""Scan files for the review page: read only from inside the card's source directory, served only as what their
+bytes are (PNG, JPEG or WebP, `media_type`), and the crops shown beside.
 
 A card's scan is `<source location>/<identifier>`. Both come from the database, but a row can be wrong and a
 directory can change after ingest, so the path is checked every time: the identifier must be relative, every
@@ -67,6 +68,18 @@ def read_scan(location: str, identifier: str) -> tuple[bytes, str]:
             raise ScanRefused("file too large to serve")
         data = handle.read()
     return data, MEDIA_TYPES[path.suffix.lower()]
+
+
+def media_type(data: bytes) -> str:
+    """The media type of a scan by its content: PNG, JPEG or WebP (`DECODED_FORMATS`); `ScanRefused` for anything
+    else, whatever its name says (a browser is never handed bytes the pipeline would not decode)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    raise ScanRefused("not a PNG, JPEG or WebP image")
 
 
 def _png(img: Image.Image) -> bytes:
