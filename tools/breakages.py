@@ -194,6 +194,87 @@ BREAKAGES = (
         "an acknowledged failure-rate trip's failures judged again", "stage_e_dagster/db/runs/image_loads.py",
         (("        WHERE bar = :bar AND acknowledged_at IS NOT NULL", "        WHERE false"),),
         ("tests/db/test_envelope.py::test_an_acknowledged_failure_rate_trip_leaves_its_failures_unjudged",)),
+    Breakage(
+        "a manifest line naming loopback off its origin listed", "stage_e_dagster/domain/remote.py",
+        (("    refused = literal_refusal(url, manifest_url, allow_private)\n", "    refused = None\n"),),
+        ("tests/db/test_remote_hostile.py::test_a_manifest_cannot_reach_loopback_beyond_its_own_origin",
+         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises")),
+    Breakage(
+        "redirect hops and resolved names let past the address rule", "stage_e_dagster/remote/address.py",
+        (("        trusted = self.allow_private or origin(self.manifest_url) == found", "        trusted = True"),),
+        ("tests/db/test_remote_hostile.py::test_a_manifest_cannot_reach_loopback_beyond_its_own_origin",
+         "tests/unit/test_remote_addresses.py::test_a_name_is_refused_when_any_address_it_resolves_to_is_not_public")),
+    Breakage(
+        "connections made to the name instead of the checked address", "stage_e_dagster/remote/http_source.py",
+        (("            self.conn = HTTPConnection(target.address, target.port, timeout=connect)",
+          "            self.conn = HTTPConnection(target.host, target.port, timeout=connect)"),),
+        ("tests/unit/test_remote_addresses.py::test_the_connection_goes_to_the_address_that_was_checked",)),
+    Breakage(
+        "--allow-private not passed to the store client", "stage_e_dagster/remote/stores.py",
+        (("            return HttpSource(where, timeout_seconds=timeout_seconds, allow_private=allow_private,",
+          "            return HttpSource(where, timeout_seconds=timeout_seconds, allow_private=False,"),),
+        ("tests/db/test_remote_hostile.py::test_a_private_host_is_reached_only_when_the_source_allows_it",)),
+    Breakage(
+        "numbers from outside read with str.isdigit", "stage_e_dagster/domain/numbers.py",
+        (("    if text is None or not _DIGITS.fullmatch(text):\n        return None\n    value = int(text)\n"
+          "    return value if value <= maximum else None",
+          "    return int(text) if text and text.isdigit() else None"),),
+        ("tests/db/test_remote_hostile.py::test_a_content_length_that_is_no_number_is_a_named_skip_not_a_failed_batch",
+         "tests/review/test_review_hostile.py::test_cookies_are_secure_behind_tls_and_numbers_in_urls_never_give_an_error")),
+    Breakage(
+        "a manifest name with a NUL taken in", "stage_e_dagster/domain/remote.py",
+        (("not isinstance(name, str) or not name.strip() or not storable(name))",
+          "not isinstance(name, str) or not name.strip())"),),
+        ("tests/db/test_remote_hostile.py::test_one_unreadable_manifest_line_is_refused_by_name_and_the_tick_lists_every_source",)),
+    Breakage(
+        "an S3 page obstore refuses not read raw", "stage_e_dagster/remote/stores.py",
+        (("                if not _refused_page(err):", "                if True:"),),
+        ("tests/db/test_remote_hostile.py::test_keys_obstore_refuses_are_named_and_the_listing_pages_past_them",)),
+    Breakage(
+        "the request deadline's watchdog never started", "stage_e_dagster/remote/address.py",
+        (("        self._timer.daemon = True\n        self._timer.start()\n", "        self._timer.daemon = True\n"),),
+        ("tests/db/test_remote_hostile.py::test_a_host_that_drips_its_headers_is_cut_off_at_the_fetch_deadline",
+         "tests/db/test_remote_hostile.py::test_a_slow_manifest_holds_a_tick_no_longer_than_its_budget")),
+    Breakage(
+        "manifest size and entry caps ignored", "stage_e_dagster/remote/http_source.py",
+        (("        if self.seen > self.max_bytes:", "        if False:"),
+         ("                if index >= self.max_manifest_entries:", "                if False:")),
+        ("tests/db/test_remote_hostile.py::test_a_manifest_beyond_its_caps_fails_its_listing_and_says_why",)),
+    Breakage(
+        "any image format Pillow knows decoded", "stage_e_dagster/domain/evidence/load.py",
+        (("    return Image.open(source, formats=DECODED_FORMATS)", "    return Image.open(source)"),),
+        ("tests/unit/test_evidence_load.py::test_only_png_jpeg_and_webp_are_decoded_whatever_the_name",
+         "tests/db/test_catalog_import.py::test_symbols_store_reference_hashes")),
+    Breakage(
+        "the review page answers any Host", "stage_e_dagster/review_web/app.py",
+        (("            if not self.policy.allows(host):", "            if False:"),),
+        ("tests/review/test_review_hostile.py::test_a_host_the_page_does_not_serve_is_refused_before_anything_else",)),
+    Breakage(
+        "the 403 streak counted per source, not per host", "stage_e_dagster/stages/stage_c_fetch.py",
+        (('        host = result.host or f"source:{job.source_id}"', '        host = f"source:{job.source_id}"'),),
+        ("tests/db/test_remote_hostile.py::test_403s_from_a_host_that_never_answered_are_named_skips_never_a_lockout",)),
+    Breakage(
+        "gzip bodies decoded before they are judged", "stage_e_dagster/remote/http_source.py",
+        (("            chunk = self.response.read1(size, decode_content=False)",
+          "            chunk = self.response.read1(size, decode_content=True)"),),
+        ("tests/db/test_remote_hostile.py::test_a_gzip_body_is_judged_by_its_real_bytes",)),
+    Breakage(
+        "URL secrets kept in what is stored and shown", "stage_e_dagster/domain/addresses.py",
+        (("    if netloc == parts.netloc and not secret_query:", "    if True:"),),
+        ("tests/db/test_remote_hostile.py::test_no_secret_in_a_url_is_stored_or_shown",
+         "tests/unit/test_remote_addresses.py::test_a_url_is_shown_and_stored_without_its_secrets")),
+    Breakage(
+        "review cookies never Secure behind TLS", "stage_e_dagster/review_web/app.py",
+        (("samesite=\"strict\", path=\"/\", secure=self.tls)", "samesite=\"strict\", path=\"/\", secure=False)"),),
+        ("tests/review/test_review_hostile.py::test_cookies_are_secure_behind_tls_and_numbers_in_urls_never_give_an_error",)),
+    Breakage(
+        "the review page reads a remote scan as a local file", "stage_e_dagster/review_web/app.py",
+        (("            if where.remote:", "            if False:"),),
+        ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",)),
+    Breakage(
+        "a review-page fetch's 403 not counted", "stage_e_dagster/review_web/remote_scans.py",
+        (("            elif result.kind == FORBIDDEN:", "            elif False:"),),
+        ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",)),
 )
 
 

@@ -99,9 +99,12 @@ def is_loopback(host: str | None) -> bool:
     if host.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        ip = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
 
 
 def parse_location(location: str) -> RemoteLocation:
@@ -169,6 +172,12 @@ def file_name_of(identifier: str, url: str | None) -> str:
     return unquote(urlsplit(url).path.rsplit("/", 1)[-1])
 
 
+def _without_userinfo(url: str) -> str:
+    """`url` with any `user:password@` dropped: it is never sent, and it must not be stored."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
+
+
 def storable(text: str) -> bool:
     """Whether `text` can be stored and shown as it is: no control character (a NUL in particular), valid UTF-8
     (no lone surrogate from a JSON escape), at most `MAX_TEXT` characters."""
@@ -197,7 +206,7 @@ def _entry(raw: Any, manifest_url: str, allow_private: bool) -> ManifestEntry | 
         return "entry without a url"
     if not storable(raw["url"]):
         return "url holds a control character, is not UTF-8 or is too long"
-    url = _quoted(urljoin(manifest_url, raw["url"].strip()))
+    url = _without_userinfo(_quoted(urljoin(manifest_url, raw["url"].strip())))
     try:
         check_http_url(url, what="image")
     except LocationError as err:

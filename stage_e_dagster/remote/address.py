@@ -116,7 +116,8 @@ class Watchdog:
         self._timer.start()
 
     def watch(self, conn: object) -> None:
-        """Watch `conn` (an urllib3 connection) from now on; one that was watched before is left alone."""
+        """Watch `conn` (an urllib3 connection, and the socket it holds once connected: a response that closes its
+        connection keeps reading from that socket) from now on; one watched before is left alone."""
         with self._lock:
             self._conn = conn
             fired = self.fired
@@ -135,7 +136,7 @@ class Watchdog:
 
     @staticmethod
     def _shut(conn: object) -> None:
-        sock = getattr(conn, "sock", None)
+        sock = conn if isinstance(conn, socket.socket) else getattr(conn, "sock", None)
         if sock is not None:
             with suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)

@@ -17,6 +17,7 @@ request checked against another address.
 
 from __future__ import annotations
 
+import http.client
 import time
 from collections.abc import Iterator
 from contextlib import suppress
@@ -59,12 +60,13 @@ class _Exchange:
         watchdog.watch(self.conn)
         try:
             self.conn.connect()
+            watchdog.watch(self.conn.sock)
             self.conn.sock.settimeout(max(0.01, watchdog.left()))
             self.conn.request("GET", path, headers={"Host": target.host_header, "Accept-Encoding": "identity",
                                                     **headers},
                               preload_content=False, decode_content=False, enforce_content_length=True)
             self.response = self.conn.getresponse()
-        except (urllib3.exceptions.HTTPError, OSError) as err:
+        except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError) as err:
             self.close()
             raise self.failure(err, None, "fetch-error") from None
 
@@ -78,7 +80,7 @@ class _Exchange:
     def read(self, size: int) -> bytes:
         try:
             chunk = self.response.read1(size, decode_content=False)
-        except (urllib3.exceptions.HTTPError, OSError) as err:
+        except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError) as err:
             raise self.failure(err, 200, "fetch-truncated") from None
         if not chunk and self.watchdog.fired:
             raise timed_out("not complete within the deadline", self.target.key, 200)
@@ -152,7 +154,9 @@ class HttpSource:
                     parsed = f"entry cannot be read: {type(err).__name__}"
                 yield parsed if isinstance(parsed, ManifestEntry) else (index, parsed)
         except ijson.JSONError as err:
-            raise StoreError(BROKEN, "fetch-corrupt", 200, f"manifest is not JSON: {str(err)[:160]}") from None
+            what = ("holds a number beyond 64 bits, which the streaming parser cannot read" if "integer overflow" in
+                    str(err) else f"is not JSON: {str(err)[:160]}")
+            raise StoreError(BROKEN, "fetch-corrupt", 200, f"manifest {what}") from None
         except (UnicodeError, ValueError) as err:
             raise StoreError(BROKEN, "fetch-corrupt", 200, f"manifest cannot be read: {type(err).__name__}"
                              ) from None

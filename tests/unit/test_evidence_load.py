@@ -139,9 +139,11 @@ def test_animated_webp_reads_its_first_frame(scan: Image.Image, card: dict, know
 @pytest.mark.parametrize("fmt", ["TIFF", "GIF", "BMP", "PCX", "SGI", "DDS", "TGA"])
 def test_only_png_jpeg_and_webp_are_decoded_whatever_the_name(scan: Image.Image, fmt: str) -> None:
     """A well-formed image of any other format Pillow knows is a named skip, decoded by no one: Stage C (here), the
-    identity hash and the review page's crops all open images through `open_image`."""
+    identity hash and the review page's crops all open images through `open_image`, and the review page serves no
+    bytes but these three formats."""
     from stage_e_dagster.domain.evidence.load import open_image
     from stage_e_dagster.domain.scan_files import content_phash
+    from stage_e_dagster.review_web.files import ScanRefused, crop, media_type
 
     data = encode(scan.resize((300, 420)), fmt)
     assert Image.open(io.BytesIO(data)).format == fmt, "Pillow itself would decode it"
@@ -150,6 +152,9 @@ def test_only_png_jpeg_and_webp_are_decoded_whatever_the_name(scan: Image.Image,
     assert content_phash(io.BytesIO(data)) is None
     with pytest.raises(Image.UnidentifiedImageError):
         open_image(io.BytesIO(data))
+    for serve in (media_type, lambda raw: crop(raw, "collector")):
+        with pytest.raises(ScanRefused):
+            serve(data)
 
 
 @pytest.mark.parametrize(("orientation", "stored"), [(6, Image.Transpose.ROTATE_90), (8, Image.Transpose.ROTATE_270),
