@@ -120,7 +120,7 @@ def stage(hosts: Hosts, good: list[Path]) -> tuple[dict[str, str], dict[str, str
         hosts.s3.put(f"scans/{key}", s3_good[0].read_bytes())
     hosts.e.manifest_body = lambda: iter([b" " * (2 * 1024 * 1024), b"[]"])
     hosts.f.manifest_body = _dripping_manifest
-    refusals = {"web": ["is not public and not the manifest's origin", "name is not a non-empty string",
+    refusals = {"web": ["is not public and not the manifest's origin", "its name holds a control character",
                         "entry cannot be read"],
                 "bucket": ["b/../c.png", "b//d.png"]}
     return expected, refusals, lock_later

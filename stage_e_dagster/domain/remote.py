@@ -215,8 +215,8 @@ def _entry(raw: Any, manifest_url: str, allow_private: bool) -> ManifestEntry | 
     if refused is not None:
         return f"image {redact_url(url)}: {refused}"
     name = raw.get("name")
-    if name is not None and (not isinstance(name, str) or not name.strip() or not storable(name)):
-        return "name is not a non-empty string without control characters"
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        return "name is not a non-empty string"
     sha = raw.get("sha256")
     if sha is not None and (not isinstance(sha, str) or not _SHA256.match(sha.lower())):
         return "sha256 is not 64 hex digits"
@@ -225,7 +225,7 @@ def _entry(raw: Any, manifest_url: str, allow_private: bool) -> ManifestEntry | 
         size = None
     entry = ManifestEntry(name.strip() if name else redact_url(url), url, sha.lower() if sha else None, size)
     if not storable(entry.identifier) or not storable(entry.file_name):
-        return "the name its URL gives holds a control character or is not UTF-8"
+        return "its name holds a control character or is not UTF-8"
     if not is_image_name(entry.file_name):
         return "not a png, jpg, jpeg or webp name"
     return entry

@@ -21,7 +21,6 @@ import http.client
 import time
 from collections.abc import Iterator
 from contextlib import suppress
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import ijson
@@ -86,13 +85,12 @@ class _Exchange:
             raise timed_out("not complete within the deadline", self.target.key, 200)
         return chunk
 
-    def drain_and_close(self) -> None:
-        with suppress(urllib3.exceptions.HTTPError, OSError):
-            self.response.read(4096, decode_content=False)
-        self.close()
-
     def close(self) -> None:
-        with suppress(OSError):
+        """Close the response and its connection (never reused: each serves one request)."""
+        response = getattr(self, "response", None)
+        with suppress(OSError, urllib3.exceptions.HTTPError):
+            if response is not None:
+                response.close()
             self.conn.close()
 
 
@@ -101,7 +99,7 @@ class HttpSource:
 
     def __init__(self, location: RemoteLocation, *, timeout_seconds: float, allow_private: bool = False,
                  manifest_seconds: float = MANIFEST_SECONDS, max_manifest_bytes: int = MAX_MANIFEST_BYTES,
-                 max_manifest_entries: int = MAX_MANIFEST_ENTRIES, pool: Any = None) -> None:
+                 max_manifest_entries: int = MAX_MANIFEST_ENTRIES) -> None:
         self.url = location.url
         self.timeout_seconds = timeout_seconds
         self.connect_seconds = min(10.0, timeout_seconds)
@@ -131,7 +129,7 @@ class HttpSource:
             raise
         response = exchange.response
         if response.status != 200:
-            exchange.drain_and_close()
+            exchange.close()
             watchdog.cancel()
             if response.status == 304:
                 return None
@@ -148,10 +146,7 @@ class HttpSource:
                 if index >= self.max_manifest_entries:
                     raise StoreError(BROKEN, "fetch-too-large", 200,
                                      f"manifest holds more than {self.max_manifest_entries} entries")
-                try:
-                    parsed = parse_manifest_entry(raw, self.url, self.gate.allow_private)
-                except Exception as err:  # noqa: BLE001 - one entry, whatever it holds, never ends the listing
-                    parsed = f"entry cannot be read: {type(err).__name__}"
+                parsed = parse_manifest_entry(raw, self.url, self.gate.allow_private)  # never raises
                 yield parsed if isinstance(parsed, ManifestEntry) else (index, parsed)
         except ijson.JSONError as err:
             what = ("holds a number beyond 64 bits, which the streaming parser cannot read" if "integer overflow" in
@@ -181,11 +176,11 @@ class HttpSource:
                 status = exchange.response.status
                 location = exchange.response.headers.get("Location")
                 if status in _REDIRECTS and location:
-                    exchange.drain_and_close()
+                    exchange.close()
                     url = _redirect(url, location, target.key)
                     continue
                 if status != 200:
-                    exchange.drain_and_close()
+                    exchange.close()
                     raise http_error(status, redact_url(url), target.key)
                 return self._body(exchange, watchdog)
             raise StoreError(BROKEN, "fetch-error", None, f"more than {MAX_REDIRECTS} redirects")

@@ -28,7 +28,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stage_e_dagster.db.judgement.votes import VoteError, cast_human_vote, check_user_name
 from stage_e_dagster.db.review import claims as review_claims
@@ -47,6 +46,7 @@ from stage_e_dagster.review_web import files
 from stage_e_dagster.review_web.pages import render, secure, static
 from stage_e_dagster.review_web.security import (
     SESSION_SECONDS,
+    HostCheck,
     HostPolicy,
     Session,
     SessionCodec,
@@ -380,24 +380,6 @@ class ReviewApp:
             Route("/card/{card_id}/thumb.jpg", g(self.thumb, plain=True)),
             Route("/static/{name}", self.static_file),
         ]
-
-
-class HostCheck:
-    """Refuses, before anything else, a request whose `Host` the page does not serve (`security.HostPolicy`)."""
-
-    def __init__(self, app: ASGIApp, policy: HostPolicy) -> None:
-        self.app, self.policy = app, policy
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            host = next((value.decode("latin-1") for name, value in scope.get("headers", ()) if name == b"host"),
-                        None)
-            if not self.policy.allows(host):
-                response = secure(Response("Refused: this page does not serve that host name.", status_code=400,
-                                           media_type="text/plain"))
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 def build_app(config: ReviewConfig) -> Starlette:

@@ -28,6 +28,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from urllib.parse import urlsplit
 
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from stage_e_dagster.review_web.pages import secure
+
 SESSION_SECONDS = 12 * 3600
 MAX_SKIPPED = 200  # keeps the signed cookie well under the 4 KB browsers allow
 
@@ -156,3 +161,21 @@ def cross_site(headers: dict[str, str] | object, host: str | None) -> bool:
     if origin is None:
         return False
     return origin == "null" or urlsplit(origin).netloc.lower() != (host or "").lower()
+
+
+class HostCheck:
+    """Refuses, before anything else, a request whose `Host` the page does not serve (`HostPolicy`)."""
+
+    def __init__(self, app: ASGIApp, policy: HostPolicy) -> None:
+        self.app, self.policy = app, policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            host = next((value.decode("latin-1") for name, value in scope.get("headers", ()) if name == b"host"),
+                        None)
+            if not self.policy.allows(host):
+                response = secure(Response("Refused: this page does not serve that host name.", status_code=400,
+                                           media_type="text/plain"))
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

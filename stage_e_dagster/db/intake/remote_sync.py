@@ -37,8 +37,8 @@ from stage_e_dagster.domain.remote import ManifestEntry, file_name_of
 from stage_e_dagster.remote.stores import Listed
 
 MANIFEST_BATCH = 500
-REOPENED_BY_FULL_SYNC = ("fetch-forbidden", "fetch-truncated", "fetch-corrupt", "fetch-too-large", "fetch-timeout",
-                         "fetch-error")
+REOPENED_BY_FULL_SYNC = ("fetch-forbidden", "fetch-refused", "fetch-truncated", "fetch-corrupt", "fetch-too-large",
+                         "fetch-timeout", "fetch-error")
 """Final fetch skips a full sync gives another chance (`fetch-gone` needs none: the listing decides)."""
 
 Pages = Callable[[str | None], Iterator[list[Listed]]]

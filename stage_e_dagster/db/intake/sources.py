@@ -93,7 +93,8 @@ def add_remote_source(conn: Connection, key: str, location: RemoteLocation, *, e
                       ) -> tuple[SourceRow, str | None]:
     """Register the remote `location` as source `key` with its endpoint, region, credential set's name and whether
     its manifest may point at private hosts; returns the row and the previous location when `key` pointed elsewhere
-    (its next listing starts afresh). A key keeps its kind: a directory's key cannot become a bucket's."""
+    (its next listing starts afresh; so does it when `allow_private` changed, and its refused fetches are tried
+    again). A key keeps its kind: a directory's key cannot become a bucket's."""
     before = list_sources(conn, [key])
     if before and before[0].kind != location.kind:
         raise ValueError(f"source {key} is a {before[0].kind} source; register the {location.kind} source under "
@@ -107,6 +108,10 @@ def add_remote_source(conn: Connection, key: str, location: RemoteLocation, *, e
          "credentials": credentials, "private": allow_private})
     old = before[0] if before else None
     moved = None
+    if old is not None and old.allow_private != allow_private:  # what it may reach changed: list and fetch anew
+        conn.execute(text("UPDATE source SET list_token = NULL WHERE key = :key"), {"key": key})
+        conn.execute(text("UPDATE card SET fetch_failed = NULL, fetch_attempts = 0 WHERE source_id = :s "
+                          "AND fetch_failed = 'fetch-refused'"), {"s": old.id})
     if old is not None and (old.location, old.endpoint) != (location.url, endpoint):
         moved = old.location
         conn.execute(text("UPDATE source SET synced_at = NULL, list_cursor = NULL, list_started_at = NULL, "
