@@ -18,7 +18,7 @@ request sent) and `broken` (truncated, corrupt, too large, timed out, any other 
 a bounded number of times).
 
 Each manifest entry is judged on its own (`parse_entry`): whatever one line holds (a NUL, a URL that does not
-parse, a size no column can hold), it is refused by name and the rest of the manifest is read.
+parse), it is refused by name and the rest of the manifest is read (a size no column can hold is dropped).
 """
 
 from __future__ import annotations
@@ -48,8 +48,10 @@ failure: a fetch that failed never counts against the envelope's image-failure b
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _UNSTORABLE = re.compile(r"[\x00-\x1f\x7f]")
-MAX_TEXT = 1000
-"""The longest name or URL a manifest entry may give (longer is refused, not cut)."""
+MAX_NAME = 1000
+MAX_URL = 8000
+"""The longest name and URL a manifest entry may give (longer is refused, not cut; a signed URL runs to a few
+thousand characters)."""
 _PATH_SAFE = "/:@!$&'()*+,;=%~"
 _QUERY_SAFE = "/:@!$&'()*+,;=%~?"
 
@@ -178,10 +180,10 @@ def _without_userinfo(url: str) -> str:
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
 
 
-def storable(text: str) -> bool:
+def storable(text: str, longest: int = MAX_NAME) -> bool:
     """Whether `text` can be stored and shown as it is: no control character (a NUL in particular), valid UTF-8
-    (no lone surrogate from a JSON escape), at most `MAX_TEXT` characters."""
-    if len(text) > MAX_TEXT or _UNSTORABLE.search(text):
+    (no lone surrogate from a JSON escape), at most `longest` characters."""
+    if len(text) > longest or _UNSTORABLE.search(text):
         return False
     try:
         text.encode("utf-8")
@@ -204,7 +206,7 @@ def _entry(raw: Any, manifest_url: str, allow_private: bool) -> ManifestEntry | 
         raw = {"url": raw}
     if not isinstance(raw, dict) or not isinstance(raw.get("url"), str):
         return "entry without a url"
-    if not storable(raw["url"]):
+    if not storable(raw["url"], MAX_URL):
         return "url holds a control character, is not UTF-8 or is too long"
     url = _without_userinfo(_quoted(urljoin(manifest_url, raw["url"].strip())))
     try:
@@ -224,7 +226,7 @@ def _entry(raw: Any, manifest_url: str, allow_private: bool) -> ManifestEntry | 
     if size is not None and (not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_BIGINT):
         size = None
     entry = ManifestEntry(name.strip() if name else redact_url(url), url, sha.lower() if sha else None, size)
-    if not storable(entry.identifier) or not storable(entry.file_name):
+    if not storable(entry.identifier, MAX_NAME if name else MAX_URL) or not storable(entry.file_name):
         return "its name holds a control character or is not UTF-8"
     if not is_image_name(entry.file_name):
         return "not a png, jpg, jpeg or webp name"

@@ -49,10 +49,13 @@ def test_an_entry_is_judged_on_its_own_and_never_raises():
     assert isinstance(parse_entry({"url": "img/a.png", "name": "Opt.png"}, MANIFEST), ManifestEntry)
     for raw in ({"url": "img/a.png", "name": "a\x00b.png"}, {"url": "img/a.png", "name": "\ud800.png"},
                 {"url": "https://[::1/x.png"}, {"url": "img/a%00b.png"}, {"url": "img/\x00.png"},
-                {"url": "http://127.0.0.1:3000/x", "name": "x.png"}, {"url": 5}, ["x"], None):
+                {"url": "http://127.0.0.1:3000/x", "name": "x.png"}, {"url": 5}, ["x"], None,
+                {"url": "img/a.png", "name": "n" * 1001 + ".png"}):
         assert isinstance(parse_entry(raw, MANIFEST), str), raw
     huge = parse_entry({"url": "img/a.png", "size": 2**63}, MANIFEST)
     assert isinstance(huge, ManifestEntry) and huge.size is None
+    signed = parse_entry({"url": "img/a.png?X-Amz-Security-Token=" + "t" * 3000}, MANIFEST)
+    assert isinstance(signed, ManifestEntry), "a signed URL runs to thousands of characters"
 
 
 def test_a_url_is_shown_and_stored_without_its_secrets():
