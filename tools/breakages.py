@@ -145,7 +145,7 @@ BREAKAGES = (
         ("tests/db/test_remote_fetch.py::test_requests_waiting_for_their_turn_when_a_lockout_trips_are_never_sent",)),
     Breakage(
         "a 403 judged without waiting for a lockout being recorded", "stage_e_dagster/db/intake/fetch_state.py",
-        (('    conn.execute(text("SELECT host FROM fetch_host WHERE host = :h FOR UPDATE"), {"h": host})\n', ""),),
+        (('    if conn.execute(locked, {"h": host}).first() is None:', "    if False:"),),
         ("tests/db/test_remote_fetch.py::test_a_403_judged_while_another_process_records_the_lockout_is_deferred_not_"
          "skipped",)),
     Breakage(

@@ -137,8 +137,10 @@ def record_forbidden(conn: Connection, source_id: int, card_id: int | None, toke
     The host's row is locked before the open trip is looked for: a 403 judged while another thread or process
     records the lockout waits for it, then sees its trip (a check before the wait would miss it and skip the card for
     good)."""
-    conn.execute(text("INSERT INTO fetch_host (host) VALUES (:h) ON CONFLICT DO NOTHING"), {"h": host})
-    conn.execute(text("SELECT host FROM fetch_host WHERE host = :h FOR UPDATE"), {"h": host})
+    locked = text("SELECT host FROM fetch_host WHERE host = :h FOR UPDATE")
+    if conn.execute(locked, {"h": host}).first() is None:  # the host's first 403: its row, then the lock
+        conn.execute(text("INSERT INTO fetch_host (host) VALUES (:h) ON CONFLICT DO NOTHING"), {"h": host})
+        conn.execute(locked, {"h": host})
     if host_locked(conn, host):
         return LOCKED
     row = conn.execute(text(
