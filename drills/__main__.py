@@ -10,10 +10,18 @@ DRILLS = {"crash": "crash", "governor": "governor", "hostile": "hostile", "hosti
           "live-daemon": "live_daemon", "outage": "outage", "race": "race", "remote": "remote", "soak": "soak"}
 
 
+USAGE = (f"usage: python -m drills {{{','.join(DRILLS)}}} [size options]\n"
+         "One drill on a throwaway home, ending with its one verdict line; `python -m drills NAME --help` lists that "
+         "drill's size options.")
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["--help"], ["-h"]):
+        print(USAGE)
+        return
     if not argv or argv[0] not in DRILLS:
-        sys.exit(f"usage: python -m drills {{{','.join(DRILLS)}}} [size options]")
+        sys.exit(USAGE)
     importlib.import_module(f"drills.{DRILLS[argv[0]]}").main(argv[1:])
 
 

@@ -192,7 +192,7 @@ def _racers(gate: Path) -> None:
     from dagster import DagsterInstance
 
     from stage_e_dagster.in_process import QUIET  # noqa: F401 - imported once here, not in every racer
-    from stage_e_dagster.jobs import MICRO_BATCH
+    from stage_e_dagster.job_contracts import MICRO_BATCH
     from stage_e_dagster.runtime import prepare_dagster_environment
 
     prepare_dagster_environment()
@@ -244,7 +244,7 @@ def _racer(gate: Path, index: int, job: Any, card_ids: list[int]) -> None:
     from dagster import DagsterEventType, DagsterInstance
 
     from stage_e_dagster.in_process import QUIET
-    from stage_e_dagster.jobs import BatchSpec
+    from stage_e_dagster.job_contracts import BatchSpec
 
     spec = BatchSpec(tuple(card_ids), trigger="card-event", mode="passive")
     with DagsterInstance.get() as instance:

@@ -28,7 +28,7 @@ from stage_e_dagster.control.reaper import reclaim_dead_batches
 from stage_e_dagster.db.core.urls import redact
 from stage_e_dagster.host import process_owner
 from stage_e_dagster.in_process import claim, run_claim
-from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
+from stage_e_dagster.job_contracts import MICRO_BATCH, BatchSpec
 from stage_e_dagster.settings import Settings
 from stage_e_dagster.workers.ocr_pool import keep_workers
 

@@ -22,7 +22,7 @@ from stage_e_dagster.control.failures import record_in_process_failure
 from stage_e_dagster.control.run_queue import busy_card_ids
 from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.db.work.queue import has_offered
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 """Per-event DEBUG lines would bury the caller's own output; the events are still stored and shown in the UI."""

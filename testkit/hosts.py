@@ -56,7 +56,7 @@ def run_batches(batches: list[list[int]]) -> None:
     from stage_e_dagster.db.runs import ledger
     from stage_e_dagster.definitions import defs
     from stage_e_dagster.in_process import QUIET
-    from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec
+    from stage_e_dagster.job_contracts import MICRO_BATCH, BatchSpec
     from stage_e_dagster.settings import Settings
 
     url = Settings.from_env().database_url

@@ -22,7 +22,7 @@ from dagster._core.definitions.sensor_definition import SensorExecutionData
 from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from stage_e_dagster.runtime import INSTANCE_TEMPLATE
 from testkit.server import create_database, drop_database, scratch_database, with_database
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from dagster import Definitions, JobDefinition
 
-from stage_e_dagster.jobs import MICRO_BATCH, micro_batch, stream_drain
+from stage_e_dagster.job_contracts import MICRO_BATCH
+from stage_e_dagster.jobs import micro_batch, stream_drain
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope

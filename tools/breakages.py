@@ -10,7 +10,12 @@ this virtualenv's, re-pointed at it, and its data files (Tesseract's model) are 
 once on the unbroken copy and must pass (else nothing is judged: a test failing for another reason proves nothing);
 then each breakage is applied, its tests run, and it is undone (from the pristine file) before the next.
 
-Usage: `python tools/breakages.py [NAME ...]` (`make breakages`); `--list` prints the table's rows.
+A row that no longer applies to the tree (its file, its text to break, or a test it names is gone) stops the tool
+before anything runs, naming the row; `tests/unit/test_breakages.py` checks the same on every `make test`.
+
+Usage: `python tools/breakages.py [NAME ...]` (`make breakages`); `--list` prints the table's rows; `--write`
+rewrites the table in docs/testing.md (between its markers) from `BREAKAGES`, and the same unit test fails while
+the doc differs from it.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ class Breakage:
     path: str
     edits: tuple[tuple[str, str], ...]
     tests: tuple[str, ...]
+    what: str = ""
+    """What the edit does, for the documented table's "where" column (after the file's name); optional."""
 
 
 BREAKAGES = (
@@ -44,7 +51,8 @@ BREAKAGES = (
         "the run-start trip gate removed", "stage_e_dagster/assets/stage_c.py",
         (("halted = run_start_gate(engine, config.mode, stream.enabled, config.trip_override)", "halted = None"),),
         ("tests/db/test_run_gates.py", "tests/db/test_micro_batch_failures.py::"
-         "test_envelope_breach_halts_the_stream_until_acknowledged")),
+         "test_envelope_breach_halts_the_stream_until_acknowledged"),
+        what="`run_start_gate` not called"),
     Breakage(
         "the reaper disabled", "stage_e_dagster/control/reaper.py",
         (('''    ended: list[str] = []
@@ -54,33 +62,39 @@ BREAKAGES = (
         return []
     if instance is not None:
         fail_unopened_runs'''),),
-        ("tests/db/test_stranded_runs.py", "tests/db/test_ledger_liveness.py")),
+        ("tests/db/test_stranded_runs.py", "tests/db/test_ledger_liveness.py"),
+        what="`reclaim_dead_batches` returns nothing"),
     Breakage(
         "ON CONFLICT DO NOTHING turned into a plain insert", "stage_e_dagster/db/judgement/votes.py",
         (('"ON CONFLICT DO NOTHING RETURNING card_id, anonymous_id"', '"RETURNING card_id, anonymous_id"'),),
-        ("tests/db/test_votes.py::test_lost_insert_race_is_absorbed_not_raised",)),
+        ("tests/db/test_votes.py::test_lost_insert_race_is_absorbed_not_raised",),
+        what="the vote insert"),
     Breakage(
         "the slot cap ignored", "stage_e_dagster/db/slots/cap.py",
         (("        count = self.slot_count\n        keys = [self.lock_key(slot) for slot in range(count)]",
           "        count = MAX_SLOTS\n        keys = [self.lock_key(slot) for slot in range(count)]"),),
         ("tests/db/test_ocr_slots.py::test_cap_of_two_refuses_a_third_session_until_one_releases",
-         "tests/db/test_ocr_slots.py::test_eight_processes_never_exceed_a_cap_of_two")),
+         "tests/db/test_ocr_slots.py::test_eight_processes_never_exceed_a_cap_of_two"),
+        what="every slot up to `MAX_SLOTS` offered"),
     Breakage(
-        "catalogue reopen skipped", "stage_e_dagster/db/catalog/importer.py",
+        "catalogue reopen skipped", "stage_e_dagster/db/catalog/upsert.py",
         (("return len(changed), reopen_for_stage_d(conn, cards_to_reopen(conn, candidate_names(touched), "
           "lacking=True))", "return len(changed), set()"),),
-        ("tests/db/test_catalog_reopen.py",)),
+        ("tests/db/test_catalog_reopen.py",),
+        what="changed printings re-open no card"),
     Breakage(
         "identity-group copying off", "stage_e_dagster/stages/stage_c_copies.py",
         (("    def carry(self, card_ids: Collection[int]) -> None:\n        if not self.force:",
           "    def carry(self, card_ids: Collection[int]) -> None:\n        if False:"),
          ("        followers = [c for c in self.groups[sha] if c != result.card_id]", "        followers = []")),
-        ("tests/db/test_identity_groups.py::test_one_batch_extracts_each_image_once_and_carries_it_to_its_copies",)),
+        ("tests/db/test_identity_groups.py::test_one_batch_extracts_each_image_once_and_carries_it_to_its_copies",),
+        what="no carry to copies"),
     Breakage(
         "machine votes allowed to settle a card alone", "stage_e_dagster/domain/consensus.py",
         (('    if policy == "machine-quorum":\n        agreed = _quorum_outcome(unique, human_outcomes)',
           '    if policy in POLICIES:\n        agreed = _quorum_outcome(unique, human_outcomes)'),),
-        ("tests/unit/test_consensus.py", "tests/db/test_asset_checks.py")),
+        ("tests/unit/test_consensus.py", "tests/db/test_asset_checks.py"),
+        what="the machine quorum applied under the funnel policy"),
     Breakage(
         "the collector reader's catalogue check bypassed", "stage_e_dagster/domain/evidence/read_catalog.py",
         (("            if (code, norm) in owned and _total_fits(total, code, catalog):", "            if True:"),),
@@ -96,31 +110,37 @@ BREAKAGES = (
           "            info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=True)"),
          ("os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY",
           "os.open(parts[-1], os.O_RDONLY | os.O_NOCTTY")),
-        ("tests/db/test_read_scan.py",)),
+        ("tests/db/test_read_scan.py",),
+        what="`read_scan` follows the file's symlink"),
     Breakage(
         "OCR workers started without the OpenMP thread limit", "stage_e_dagster/workers/ocr_crew.py",
         (("    if _context is None:\n        limit_ocr_threads()\n", "    if _context is None:\n"),),
-        ("tests/db/test_stage_c_processes.py::test_ocr_workers_run_with_one_openmp_thread",)),
+        ("tests/db/test_stage_c_processes.py::test_ocr_workers_run_with_one_openmp_thread",),
+        what="`limit_ocr_threads` not called"),
     Breakage(
         "the default host-load ceiling lowered to the CPU count", "stage_e_dagster/host.py",
         (('    """The envelope\'s default host-load ceiling: twice the CPU count."""\n    return 2.0 * cpus()',
           '    """The envelope\'s default host-load ceiling: twice the CPU count."""\n    return 1.0 * cpus()'),),
-        ("tests/db/test_governor.py::test_the_defaults_never_trip_under_the_work_they_were_sized_for",)),
+        ("tests/db/test_governor.py::test_the_defaults_never_trip_under_the_work_they_were_sized_for",),
+        what="`default_load_ceiling` at one load per CPU"),
     Breakage(
         "claims no longer serialised", "stage_e_dagster/db/runs/ledger.py",
         (('    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _CLAIM_LOCK_KEY})\n', ""),),
-        ("tests/db/test_claims.py::test_concurrent_claims_never_share_a_card_and_take_every_one",)),
+        ("tests/db/test_claims.py::test_concurrent_claims_never_share_a_card_and_take_every_one",),
+        what="the claim lock removed"),
     Breakage(
         "a draining run ignores an open trip", "stage_e_dagster/control/drain.py",
         (("            halted = halt_reason()\n", "            halted = None\n"),),
-        ("tests/unit/test_drain_loop.py::test_an_open_trip_stops_it_before_the_next_claim",)),
+        ("tests/unit/test_drain_loop.py::test_an_open_trip_stops_it_before_the_next_claim",),
+        what="`halt_reason` not asked before a claim"),
     Breakage(
         "card backs owed Stage D like any card", "stage_e_dagster/db/work/rule.sql",
         (("""        WHEN e.card_id IS NOT NULL AND c.kind = 'cardback'
              AND NOT EXISTS (SELECT 1 FROM card_printing_tag t WHERE t.card_id = c.id
                              AND t.anonymous_id LIKE 'stage-d-%') THEN NULL
 """, ""),),
-        ("tests/db/test_work_queue.py::test_the_queue_and_the_full_rule_agree_whatever_is_written",)),
+        ("tests/db/test_work_queue.py::test_the_queue_and_the_full_rule_agree_whatever_is_written",),
+        what="the card-back branch of `card_work_stage` removed"),
     Breakage(
         "tokens and cards voted onto any printing of their name", "stage_e_dagster/domain/calculators/slow_path.py",
         (("    candidates = [p for p in candidates if printing_fits(card.kind, p.layout, p.set_type)]\n", ""),),
@@ -152,19 +172,23 @@ BREAKAGES = (
         "the catalogue version left alone by changes",
         "stage_e_dagster/db/core/migrations/versions/0014_catalog_version.py",
         (("IF EXISTS (SELECT 1 FROM changed_rows) THEN", "IF false THEN"),),
-        ("tests/db/test_catalog_version.py",)),
+        ("tests/db/test_catalog_version.py",),
+        what="the statement trigger moves no version"),
     Breakage(
         "the kept ReadCatalog kept whatever the version", "stage_e_dagster/db/catalog/read.py",
         (("if kept is not None and kept[0] == version:", "if kept is not None:"),),
-        ("tests/db/test_catalog_version.py::test_the_kept_read_catalogue_is_reused_until_an_import_changes_it",)),
+        ("tests/db/test_catalog_version.py::test_the_kept_read_catalogue_is_reused_until_an_import_changes_it",),
+        what="the version not compared"),
     Breakage(
         "name lookups read every language's record", "stage_e_dagster/db/catalog/lookup.py",
         (("\"(p.lang IS NULL OR p.lang = 'en' OR NOT EXISTS (\"", "\"(true OR NOT EXISTS (\""),),
-        ("tests/db/test_all_cards_import.py",)),
+        ("tests/db/test_all_cards_import.py",),
+        what="the language filter of the lookup record removed"),
     Breakage(
         "printings stored without their faces' normalised names", "stage_e_dagster/domain/scryfall.py",
         (("face_names_normalised=None if face_names is None else", "face_names_normalised=None if True else"),),
-        ("tests/db/test_all_cards_import.py::test_each_layouts_names_are_found_once_per_printing",)),
+        ("tests/db/test_all_cards_import.py::test_each_layouts_names_are_found_once_per_printing",),
+        what="`face_names_normalised` always empty"),
     Breakage(
         "the packed name table stops at the first occupied slot", "stage_e_dagster/domain/evidence/read_catalog.py",
         (("                return index\n            slot = (slot + 1) & mask",
@@ -185,103 +209,124 @@ BREAKAGES = (
     Breakage(
         "a draining run whose process died left started", "stage_e_dagster/control/reaper.py",
         (("        if owner and owner_is_gone(owner):", "        if False:"),),
-        ("tests/db/test_drain_runs.py::test_a_draining_run_whose_process_is_gone_is_failed_and_no_longer_holds_the_stream",)),
+        ("tests/db/test_drain_runs.py::test_a_draining_run_whose_process_is_gone_is_failed_and_no_longer_holds_the_stream",),
+        what="`fail_dead_drains` fails none"),
     Breakage(
         "surplus draining runs kept working", "stage_e_dagster/control/run_queue.py",
         (("    return run_id in ordered and ordered.index(run_id) >= drain_runs", "    return False"),),
-        ("tests/db/test_drain_runs.py::test_the_draining_runs_beyond_the_limit_are_surplus_oldest_first",)),
+        ("tests/db/test_drain_runs.py::test_the_draining_runs_beyond_the_limit_are_surplus_oldest_first",),
+        what="`surplus_drain` never true"),
     Breakage(
         "an acknowledged failure-rate trip's failures judged again", "stage_e_dagster/db/runs/image_loads.py",
         (("        WHERE bar = :bar AND acknowledged_at IS NOT NULL", "        WHERE false"),),
-        ("tests/db/test_envelope.py::test_an_acknowledged_failure_rate_trip_leaves_its_failures_unjudged",)),
+        ("tests/db/test_envelope.py::test_an_acknowledged_failure_rate_trip_leaves_its_failures_unjudged",),
+        what="no acknowledgement found"),
     Breakage(
         "a manifest line naming loopback off its origin listed", "stage_e_dagster/domain/remote.py",
         (("    refused = literal_refusal(url, manifest_url, allow_private)\n", "    refused = None\n"),),
         ("tests/db/test_remote_hostile.py::test_a_manifest_cannot_reach_loopback_beyond_its_own_origin",
-         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises")),
+         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises"),
+        what="`literal_refusal` not asked"),
     Breakage(
         "redirect hops and resolved names let past the address rule", "stage_e_dagster/remote/address.py",
         (("        trusted = self.allow_private or origin(self.manifest_url) == found", "        trusted = True"),),
         ("tests/db/test_remote_hostile.py::test_a_manifest_cannot_reach_loopback_beyond_its_own_origin",
-         "tests/unit/test_remote_addresses.py::test_a_name_is_refused_when_any_address_it_resolves_to_is_not_public")),
+         "tests/unit/test_remote_addresses.py::test_a_name_is_refused_when_any_address_it_resolves_to_is_not_public"),
+        what="every target trusted"),
     Breakage(
         "connections made to the name instead of the checked address", "stage_e_dagster/remote/http_source.py",
         (("            self.conn = HTTPConnection(target.address, target.port, timeout=connect)",
           "            self.conn = HTTPConnection(target.host, target.port, timeout=connect)"),),
-        ("tests/unit/test_remote_addresses.py::test_the_connection_goes_to_the_address_that_was_checked",)),
+        ("tests/unit/test_remote_addresses.py::test_the_connection_goes_to_the_address_that_was_checked",),
+        what="a plain-HTTP connection to `target.host`"),
     Breakage(
         "--allow-private not passed to the store client", "stage_e_dagster/remote/stores.py",
         (("            return HttpSource(where, timeout_seconds=timeout_seconds, allow_private=allow_private,",
           "            return HttpSource(where, timeout_seconds=timeout_seconds, allow_private=False,"),),
-        ("tests/db/test_remote_hostile.py::test_a_private_host_is_reached_only_when_the_source_allows_it",)),
+        ("tests/db/test_remote_hostile.py::test_a_private_host_is_reached_only_when_the_source_allows_it",),
+        what="`open_source` drops it"),
     Breakage(
         "numbers from outside read with str.isdigit", "stage_e_dagster/domain/numbers.py",
         (("    if text is None or not _DIGITS.fullmatch(text):\n        return None\n    value = int(text)\n"
           "    return value if value <= maximum else None",
           "    return int(text) if text and text.isdigit() else None"),),
         ("tests/db/test_remote_hostile.py::test_a_content_length_that_is_no_number_is_a_named_skip_not_a_failed_batch",
-         "tests/review/test_review_hostile.py::test_cookies_are_secure_behind_tls_and_numbers_in_urls_never_give_an_error")),
+         "tests/review/test_review_hostile.py::test_cookies_are_secure_behind_tls_and_numbers_in_urls_never_give_an_error"),
+        what="`int(text) if text.isdigit()`"),
     Breakage(
         "a manifest name with a NUL taken in", "stage_e_dagster/domain/remote.py",
         (("    if not storable(entry.identifier, MAX_NAME if name else MAX_URL) or not storable(entry.file_name):",
           "    if False:"),),
         ("tests/db/test_remote_hostile.py::test_one_unreadable_manifest_line_is_refused_by_name_and_the_tick_lists_every_source",
-         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises")),
+         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises"),
+        what="the entry's `storable` check removed"),
     Breakage(
         "a manifest URL that does not parse raised", "stage_e_dagster/domain/remote.py",
         (("    except (ValueError, TypeError) as err:  # urlsplit's",
           "    except ZeroDivisionError as err:  # urlsplit's"),),
         ("tests/db/test_remote_hostile.py::test_one_unreadable_manifest_line_is_refused_by_name_and_the_tick_lists_every_source",
-         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises")),
+         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises"),
+        what="`parse_entry` lets its `ValueError` out"),
     Breakage(
         "an S3 page obstore refuses not read raw", "stage_e_dagster/remote/stores.py",
         (("                if not _refused_page(err):", "                if True:"),),
-        ("tests/db/test_remote_hostile.py::test_keys_obstore_refuses_are_named_and_the_listing_pages_past_them",)),
+        ("tests/db/test_remote_hostile.py::test_keys_obstore_refuses_are_named_and_the_listing_pages_past_them",),
+        what="every listing error raised"),
     Breakage(
         "the request deadline's watchdog never started", "stage_e_dagster/remote/address.py",
         (("        self._timer.daemon = True\n        self._timer.start()\n", "        self._timer.daemon = True\n"),),
         ("tests/db/test_remote_hostile.py::test_a_host_that_drips_its_headers_is_cut_off_at_the_fetch_deadline",
-         "tests/db/test_remote_hostile.py::test_a_slow_manifest_holds_a_tick_no_longer_than_its_budget")),
+         "tests/db/test_remote_hostile.py::test_a_slow_manifest_holds_a_tick_no_longer_than_its_budget"),
+        what="`Watchdog`'s timer not started"),
     Breakage(
         "manifest size and entry caps ignored", "stage_e_dagster/remote/http_source.py",
         (("        if self.seen > self.max_bytes:", "        if False:"),
          ("                if index >= self.max_manifest_entries:", "                if False:")),
-        ("tests/db/test_remote_hostile.py::test_a_manifest_beyond_its_caps_fails_its_listing_and_says_why",)),
+        ("tests/db/test_remote_hostile.py::test_a_manifest_beyond_its_caps_fails_its_listing_and_says_why",),
+        what="both checks off"),
     Breakage(
         "any image format Pillow knows decoded", "stage_e_dagster/domain/evidence/load.py",
         (("    return Image.open(source, formats=DECODED_FORMATS)", "    return Image.open(source)"),),
         ("tests/unit/test_evidence_load.py::test_only_png_jpeg_and_webp_are_decoded_whatever_the_name",
-         "tests/db/test_catalog_import.py::test_symbols_store_reference_hashes")),
+         "tests/db/test_catalog_import.py::test_symbols_store_reference_hashes"),
+        what="`open_image` without `formats`"),
     Breakage(
         "the review page answers any Host", "stage_e_dagster/review_web/security.py",
         (("            if not self.policy.allows(host):", "            if False:"),),
-        ("tests/review/test_review_hostile.py::test_a_host_the_page_does_not_serve_is_refused_before_anything_else",)),
+        ("tests/review/test_review_hostile.py::test_a_host_the_page_does_not_serve_is_refused_before_anything_else",),
+        what="`HostCheck` lets every request through"),
     Breakage(
         "the 403 streak counted per source, not per host", "stage_e_dagster/stages/stage_c_fetch.py",
         (('        host = result.host or f"source:{job.source_id}"', '        host = f"source:{job.source_id}"'),),
-        ("tests/db/test_remote_hostile.py::test_403s_from_a_host_that_never_answered_are_named_skips_never_a_lockout",)),
+        ("tests/db/test_remote_hostile.py::test_403s_from_a_host_that_never_answered_are_named_skips_never_a_lockout",),
+        what="every fetch of a source keyed as one host"),
     Breakage(
         "gzip bodies decoded before they are judged", "stage_e_dagster/remote/http_source.py",
         (("            chunk = self.response.read1(size, decode_content=False)",
           "            chunk = self.response.read1(size, decode_content=True)"),),
-        ("tests/db/test_remote_hostile.py::test_a_gzip_body_is_judged_by_its_real_bytes",)),
+        ("tests/db/test_remote_hostile.py::test_a_gzip_body_is_judged_by_its_real_bytes",),
+        what="`read1(..., decode_content=True)`"),
     Breakage(
         "URL secrets kept in what is stored and shown", "stage_e_dagster/domain/addresses.py",
         (("    if netloc == parts.netloc and not secret_query:", "    if True:"),),
         ("tests/db/test_remote_hostile.py::test_no_secret_in_a_url_is_stored_or_shown",
-         "tests/unit/test_remote_addresses.py::test_a_url_is_shown_and_stored_without_its_secrets")),
+         "tests/unit/test_remote_addresses.py::test_a_url_is_shown_and_stored_without_its_secrets"),
+        what="`redact_url` returns the URL as it is"),
     Breakage(
         "review cookies never Secure behind TLS", "stage_e_dagster/review_web/app.py",
         (("samesite=\"strict\", path=\"/\", secure=self.tls)", "samesite=\"strict\", path=\"/\", secure=False)"),),
-        ("tests/review/test_review_hostile.py::test_cookies_are_secure_behind_tls_and_numbers_in_urls_never_give_an_error",)),
+        ("tests/review/test_review_hostile.py::test_cookies_are_secure_behind_tls_and_numbers_in_urls_never_give_an_error",),
+        what="`secure=False`"),
     Breakage(
         "the review page reads a remote scan as a local file", "stage_e_dagster/review_web/app.py",
         (("            if where.remote:", "            if False:"),),
-        ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",)),
+        ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",),
+        what="the remote branch of `scan_bytes` skipped"),
     Breakage(
         "a review-page fetch's 403 not counted", "stage_e_dagster/review_web/remote_scans.py",
         (("            elif result.kind == FORBIDDEN:", "            elif False:"),),
-        ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",)),
+        ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",),
+        what="the 403 branch of `_record` skipped"),
 )
 
 
@@ -329,15 +374,72 @@ def install(copy: Path) -> Path:
     return python
 
 
+def applied(text: str, breakage: Breakage) -> str:
+    """`text` with the breakage's edits made in order; `StaleBreakage` when one edit's text is not there exactly
+    once (the code moved or changed: the row must follow it)."""
+    for number, (old, new) in enumerate(breakage.edits, 1):
+        found = text.count(old)
+        if found != 1:
+            raise StaleBreakage(f"breakage {breakage.name!r}: edit {number}'s text to break was found {found} times "
+                                f"in {breakage.path}, not once")
+        text = text.replace(old, new)
+    return text
+
+
+class StaleBreakage(ValueError):
+    """A row of the table that no longer applies to the tree: its file, its text to break or a test it names is
+    gone."""
+
+
+def stale(breakage: Breakage, root: Path = ROOT) -> list[str]:
+    """Why `breakage` no longer applies to the tree at `root` (nothing when it does): its file is missing, an
+    edit's text is not there exactly once, or a test it names (a file, or a test function in it) is gone."""
+    problems = []
+    path = root / breakage.path
+    if not path.is_file():
+        problems.append(f"breakage {breakage.name!r}: {breakage.path} does not exist")
+    else:
+        try:
+            applied(path.read_text(), breakage)
+        except StaleBreakage as err:
+            problems.append(str(err))
+    for test in breakage.tests:
+        file, _, node = test.partition("::")
+        if not (root / file).is_file():
+            problems.append(f"breakage {breakage.name!r}: its test file {file} does not exist")
+        elif node and f"def {node.split('::')[-1].split('[')[0]}(" not in (root / file).read_text():
+            problems.append(f"breakage {breakage.name!r}: its test {test} does not exist")
+    return problems
+
+
+def table(breakages: tuple[Breakage, ...] = BREAKAGES) -> str:
+    """The breakage table of docs/testing.md, as markdown (a test keeps the doc equal to it)."""
+    lines = ["| breakage | where | caught by |", "| --- | --- | --- |"]
+    for b in breakages:
+        where = f"`{b.path.removeprefix('stage_e_dagster/')}`" + (f" ({b.what})" if b.what else "")
+        name = b.name.replace("|", "\\|")
+        lines.append(f"| {name} | {where} | {', '.join(f'`{t}`' for t in b.tests)} |")
+    return "\n".join(lines)
+
+
+DOC = ROOT / "docs" / "testing.md"
+BEGIN = "<!-- breakage table: generated by `python tools/breakages.py --write` from tools/breakages.py -->"
+END = "<!-- end of the breakage table -->"
+
+
+def with_table(doc: str, breakages: tuple[Breakage, ...] = BREAKAGES) -> str:
+    """`doc` with the text between the table's markers replaced by the table made from `breakages`."""
+    start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+    return f"{doc[:start]}\n{table(breakages)}\n{doc[end:]}"
+
+
 def apply(copy: Path, breakage: Breakage) -> str | None:
     """Apply the breakage's edits to the copy; why not, when one does not apply (its text is not there once)."""
     path = copy / breakage.path
-    text = path.read_text()
-    for old, new in breakage.edits:
-        if text.count(old) != 1:
-            return f"{breakage.path}: the text to break was found {text.count(old)} times, not once"
-        text = text.replace(old, new)
-    path.write_text(text)
+    try:
+        path.write_text(applied(path.read_text(), breakage))
+    except StaleBreakage as err:
+        return str(err)
     return None
 
 
@@ -349,17 +451,30 @@ def run_tests(python: Path, copy: Path, tests: tuple[str, ...], log: Path) -> in
                               env=env, stdout=out, stderr=subprocess.STDOUT).returncode
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="run only the breakages whose name contains one of these")
     parser.add_argument("--list", action="store_true", help="print the breakages and their tests, run nothing")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy and the test logs")
-    args = parser.parse_args()
-    chosen = [b for b in BREAKAGES if not args.names or any(n in b.name for n in args.names)]
+    parser.add_argument("--write", action="store_true", help="rewrite docs/testing.md's table from the rows, run "
+                                                             "nothing")
+    args = parser.parse_args(argv)
+    if args.write:
+        DOC.write_text(with_table(DOC.read_text(encoding="utf-8")), encoding="utf-8")
+        return
+    chosen = tuple(b for b in BREAKAGES if not args.names or any(n in b.name for n in args.names))
     if args.list:
         for breakage in chosen:
             print(f"{breakage.name}: {breakage.path} -> {', '.join(breakage.tests)}")
         return
+    problems = [problem for breakage in chosen for problem in stale(breakage)]
+    if problems:  # before any copy or test run: a row that no longer applies is a broken table, never a verdict
+        print("\n".join(["STALE rows of the breakage table (make each follow the code it breaks):", *problems]),
+              file=sys.stderr, flush=True)
+        sys.exit(2)
+    if not chosen:
+        print(f"no breakage's name contains any of {args.names}", file=sys.stderr)
+        sys.exit(2)
     scratch = Path(tempfile.mkdtemp(prefix="se-br-", dir="/tmp"))
     copy = scratch / "tree"
     results: list[tuple[Breakage, str, float]] = []

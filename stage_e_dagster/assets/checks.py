@@ -13,7 +13,7 @@ from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_c
 
 from stage_e_dagster.db.reporting import invariants
 from stage_e_dagster.db.reporting.invariants import Violations
-from stage_e_dagster.jobs import DISPATCH_OUTCOME, PRINTING_VOTES
+from stage_e_dagster.job_contracts import DISPATCH_OUTCOME, PRINTING_VOTES
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope

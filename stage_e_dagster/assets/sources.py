@@ -23,7 +23,7 @@ from dagster import (
 from pydantic import Field
 
 from stage_e_dagster.db.intake.sources import SourceSync, list_sources, sync_source
-from stage_e_dagster.jobs import CARD_SOURCES
+from stage_e_dagster.job_contracts import CARD_SOURCES
 from stage_e_dagster.resources.database import AppDatabase
 
 COUNTS = ("new", "changed", "unchanged", "vanished", "unreadable", "refused")

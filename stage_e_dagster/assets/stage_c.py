@@ -30,7 +30,7 @@ from stage_e_dagster.control.heartbeat import heartbeat_every
 from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.domain.envelope import Breach
 from stage_e_dagster.host import process_owner
-from stage_e_dagster.jobs import CARD_SOURCES, IMAGE_EVIDENCE, MODES, TRIGGERS
+from stage_e_dagster.job_contracts import CARD_SOURCES, IMAGE_EVIDENCE, MODES, TRIGGERS
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope, EnvelopeTripped
 from stage_e_dagster.resources.ocr_engine import OcrSettings

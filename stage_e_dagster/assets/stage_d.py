@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from stage_e_dagster.db.review.page import review_summary
 from stage_e_dagster.db.review.queue import routed_among
 from stage_e_dagster.db.runs import ledger
-from stage_e_dagster.jobs import IMAGE_EVIDENCE, PRINTING_VOTES, batch_from_run_config
+from stage_e_dagster.job_contracts import IMAGE_EVIDENCE, PRINTING_VOTES, batch_from_run_config
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.stages.stage_d import run_stage_d

@@ -14,7 +14,7 @@ from typing import Any
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from stage_e_dagster.db.runs import ledger
-from stage_e_dagster.jobs import DISPATCH_OUTCOME, PRINTING_VOTES, batch_from_run_config
+from stage_e_dagster.job_contracts import DISPATCH_OUTCOME, PRINTING_VOTES, batch_from_run_config
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.stages.stage_e import run_stage_e

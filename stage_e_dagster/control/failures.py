@@ -15,7 +15,7 @@ from dagster import DagsterEvent, DagsterEventType
 from sqlalchemy import Engine
 
 from stage_e_dagster.db.runs import ledger, trips
-from stage_e_dagster.jobs import MICRO_BATCH, BatchSpec, batch_from_run_config
+from stage_e_dagster.job_contracts import MICRO_BATCH, BatchSpec, batch_from_run_config
 
 ENVELOPE_FAILURE = "EnvelopeTripped"
 CRASH_REASON = "run worker crashed or was killed"

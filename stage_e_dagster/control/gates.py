@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlalchemy import Engine
 
 from stage_e_dagster.db.runs.trips import Trip, open_trips
-from stage_e_dagster.jobs import MICRO_BATCH
+from stage_e_dagster.job_contracts import MICRO_BATCH
 
 
 def trip_reason(trips: list[Trip]) -> str | None:

@@ -21,7 +21,7 @@ from stage_e_dagster.control.run_queue import ENDED_STATUSES
 from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.db.runs.ledger import LedgerRow
 from stage_e_dagster.host import owner_is_gone
-from stage_e_dagster.jobs import MICRO_BATCH, STREAM_DRAIN, TAG_OWNER
+from stage_e_dagster.job_contracts import MICRO_BATCH, STREAM_DRAIN, TAG_OWNER
 
 ENDED_GRACE_SECONDS = 60.0
 """A run that ended this long ago with its ledger row still `running` is reclaimed: the run-failure sensor, which

@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 
 from stage_e_dagster.db.runs import ledger
 from stage_e_dagster.host import owner_is_gone
-from stage_e_dagster.jobs import MICRO_BATCH, STREAM_DRAIN, TAG_OWNER, batch_from_run_config
+from stage_e_dagster.job_contracts import MICRO_BATCH, STREAM_DRAIN, TAG_OWNER, batch_from_run_config
 
 WAITING_STATUSES = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]
 """Run statuses that count as waiting in the queue for backpressure."""

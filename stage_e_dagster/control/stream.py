@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from stage_e_dagster.control.gates import halt_reason
 from stage_e_dagster.control.run_queue import active_drains
 from stage_e_dagster.db.work.queue import has_offered
-from stage_e_dagster.jobs import STREAM_DRAIN
+from stage_e_dagster.job_contracts import STREAM_DRAIN
 
 
 def drain_requests(instance: DagsterInstance, engine: Engine, *, streaming: bool, drain_runs: int, asked_by: str,

@@ -27,7 +27,8 @@ from stage_e_dagster.control.gates import backpressure_reason, halt_reason
 from stage_e_dagster.control.run_queue import active_drains, busy_card_ids, queued_runs
 from stage_e_dagster.db.work.queue import SweepClaim, claim_sweep_range, reconcile_next
 from stage_e_dagster.domain.batching import split_batches, sweep_run_key
-from stage_e_dagster.jobs import BatchSpec, micro_batch
+from stage_e_dagster.job_contracts import BatchSpec
+from stage_e_dagster.jobs import micro_batch
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.settings import Settings, var_name

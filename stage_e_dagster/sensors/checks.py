@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dagster import DagsterInvalidDefinitionError, DefaultScheduleStatus, ScheduleDefinition
 
-from stage_e_dagster.jobs import INVARIANT_CHECKS, invariant_checks
+from stage_e_dagster.job_contracts import INVARIANT_CHECKS
+from stage_e_dagster.jobs import invariant_checks
 from stage_e_dagster.settings import Settings, var_name
 
 

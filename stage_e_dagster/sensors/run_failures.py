@@ -18,7 +18,7 @@ from dagster import DagsterError, DefaultSensorStatus, RunFailureSensorContext, 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stage_e_dagster.control.failures import classify_failure, record_failure
-from stage_e_dagster.jobs import MICRO_BATCH
+from stage_e_dagster.job_contracts import MICRO_BATCH
 from stage_e_dagster.resources.database import AppDatabase
 
 

@@ -16,7 +16,8 @@ from stage_e_dagster.assets.stage_d import printing_votes
 from stage_e_dagster.assets.stage_e import dispatch_outcome
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.runs import ledger, trips
-from stage_e_dagster.jobs import INVARIANT_CHECKS, invariant_checks
+from stage_e_dagster.job_contracts import INVARIANT_CHECKS
+from stage_e_dagster.jobs import invariant_checks
 from stage_e_dagster.resources.consensus import Consensus
 from testkit.jobs import resources
 from testkit.seed import seed_cards

@@ -22,7 +22,7 @@ from stage_e_dagster.definitions import build_definitions
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.work import STAGE_C_ID
-from stage_e_dagster.jobs import STREAM_DRAIN
+from stage_e_dagster.job_contracts import STREAM_DRAIN
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.card_stream import card_stream

@@ -17,7 +17,7 @@ import dagster as dg
 from stage_e_dagster.control import reaper
 from stage_e_dagster.control.run_queue import active_drains, surplus_drain
 from stage_e_dagster.host import process_owner
-from stage_e_dagster.jobs import STREAM_DRAIN, TAG_OWNER
+from stage_e_dagster.job_contracts import STREAM_DRAIN, TAG_OWNER
 from testkit.instance import add_runs
 
 

@@ -16,7 +16,7 @@ from stage_e_dagster.db.review.page import load_card_view, queue_entries
 from stage_e_dagster.db.work import work_rule
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.render import front_name, render_scan
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from testkit.corpus import card_ids, ingest, named_scans
 from testkit.jobs import micro_batch_job
 from testkit.sql import rows
@@ -58,6 +58,8 @@ def uploads(db_url: str, tmp_path: Path) -> dict[str, Any]:
 
 
 def _run(db_url: str, card_ids: list[int]) -> tuple[DagsterInstance, Any]:
+    # In-memory Dagster storage: it cannot matter here, the test reads only this run's own events and the app
+    # database; no sensor, queue or run failure is involved.
     instance = DagsterInstance.ephemeral()
     result = micro_batch_job(db_url).execute_in_process(run_config=BatchSpec(tuple(card_ids)).run_config(),
                                                        instance=instance)

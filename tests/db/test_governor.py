@@ -13,7 +13,7 @@ from sqlalchemy import text
 from stage_e_dagster import host
 from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.domain.governor import Governor
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope, HostLoad
 from stage_e_dagster.resources.ocr_slots import OcrSlots

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from dagster import (
     DagsterEventType,
-    DagsterInstance,
     DagsterRunStatus,
     RunsFilter,
     SensorResult,
@@ -15,7 +14,7 @@ from dagster import (
 
 from stage_e_dagster.db.work.queue import has_offered
 from stage_e_dagster.host import default_load_target
-from stage_e_dagster.jobs import STREAM_DRAIN, TAG_DRAIN_RUN, batch_from_run_config
+from stage_e_dagster.job_contracts import STREAM_DRAIN, TAG_DRAIN_RUN, batch_from_run_config
 from stage_e_dagster.sensors.card_stream import card_stream
 from testkit.corpus import demo_corpus
 from testkit.instance import add_runs
@@ -33,9 +32,10 @@ def _tick(instance, db_url, cursor=None):
         return card_stream(ctx)
 
 
-def test_stream_to_completed_ledger(db_url, db_engine, tmp_path):
+def test_stream_to_completed_ledger(db_url, db_engine, tmp_path, instance):
+    """On dagster-postgres (the `instance` fixture): the sensor's backpressure and the claims' busy cards are read
+    from run storage, where storage matters."""
     demo_corpus(db_url, tmp_path / "demo", cards=60)
-    instance = DagsterInstance.ephemeral()
     result = _tick(instance, db_url)
     assert isinstance(result, SensorResult)
     (request,) = result.run_requests

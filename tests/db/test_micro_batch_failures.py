@@ -12,7 +12,7 @@ from stage_e_dagster.control import reaper, run_queue
 from stage_e_dagster.db.runs import trips
 from stage_e_dagster.db.slots.holders import list_slot_holders
 from stage_e_dagster.db.work.queue import cards_needing_work
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.resources.ocr_slots import OcrSlots

@@ -9,7 +9,7 @@ import io
 import re
 
 from click.testing import CliRunner
-from dagster import DagsterEventType, DagsterInstance
+from dagster import DagsterEventType
 from sqlalchemy import text
 
 from stage_e_dagster.cli import main
@@ -17,7 +17,7 @@ from stage_e_dagster.control.failures import record_in_process_failure
 from stage_e_dagster.db.catalog.importer import import_catalog
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
 from stage_e_dagster.demo.render import render_scan
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from stage_e_dagster.resources.remote import RemoteFetch
 from testkit.jobs import micro_batch_job
 from testkit.remote import CREDENTIALS, card_state
@@ -39,7 +39,9 @@ def _ids(db_engine) -> list[int]:
 
 
 def test_an_s3_source_end_to_end_then_a_lockout_and_its_acknowledgement(db_url, db_engine, s3_env, tmp_path,
-                                                                        monkeypatch):
+                                                                        monkeypatch, instance):
+    """On dagster-postgres (the `instance` fixture): the halted run's failure is recorded from its stored run, as
+    for every run-failure test."""
     monkeypatch.setenv("STAGE_E_DATABASE_URL", db_url)
     write_catalog(tmp_path / "catalog.json", generate_catalog(30, seed=5))
     import_catalog(db_engine, tmp_path / "catalog.json")
@@ -55,7 +57,6 @@ def test_an_s3_source_end_to_end_then_a_lockout_and_its_acknowledgement(db_url, 
 
     remote = RemoteFetch(cache_dir=str(tmp_path / "cache"), rate=50.0, lockout_forbidden=3)
     job = micro_batch_job(db_url, remote=remote)
-    instance = DagsterInstance.ephemeral()
     cards = _ids(db_engine)
     result = job.execute_in_process(run_config=BatchSpec(tuple(cards), "manual", "passive").run_config(),
                                     instance=instance)

@@ -19,7 +19,7 @@ from dagster._core.events import DagsterEvent, DagsterEventType
 from stage_e_dagster.commands.trips import trips as trips_cli
 from stage_e_dagster.control.failures import CRASH_REASON, classify_failure
 from stage_e_dagster.db.runs import ledger, trips
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope
 from stage_e_dagster.sensors.run_failures import FailureNotRecorded, record_run_failures

@@ -6,7 +6,7 @@ import dagster as dg
 import pytest
 
 from stage_e_dagster.db.runs import trips
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from stage_e_dagster.resources.stream import StreamControl
 from testkit.corpus import card_ids, rendered_scans
 from testkit.jobs import micro_batch_job

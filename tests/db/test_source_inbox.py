@@ -13,7 +13,8 @@ from dagster import DagsterRunStatus, Definitions, RunRequest, SensorResult, Ski
 from stage_e_dagster.assets.sources import card_sources
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.intake.sources import add_source, list_sources, sync_source
-from stage_e_dagster.jobs import CARD_SOURCES, STREAM_DRAIN, SYNC_SOURCES, sync_sources
+from stage_e_dagster.job_contracts import CARD_SOURCES, STREAM_DRAIN, SYNC_SOURCES
+from stage_e_dagster.jobs import sync_sources
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.sensors.source_inbox import RETRY_SECONDS, build_source_inbox, evaluate_inbox

@@ -16,7 +16,7 @@ from stage_e_dagster.db.intake import ingest
 from stage_e_dagster.db.intake.sources import add_source, list_sources, sync_source
 from stage_e_dagster.demo.feed import Feeder, pending
 from stage_e_dagster.domain.scan_files import list_images
-from stage_e_dagster.jobs import SyncSpec
+from stage_e_dagster.job_contracts import SyncSpec
 from stage_e_dagster.resources.database import AppDatabase
 from testkit.corpus import card_files, small_scan
 

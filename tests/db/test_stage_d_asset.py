@@ -5,7 +5,7 @@ from dagster import AssetKey, Config, asset, materialize
 
 from stage_e_dagster.assets.stage_d import printing_votes
 from stage_e_dagster.domain.calculators import JOIN_KEY_ID
-from stage_e_dagster.jobs import BatchSpec
+from stage_e_dagster.job_contracts import BatchSpec
 from stage_e_dagster.resources.consensus import Consensus
 from stage_e_dagster.resources.database import AppDatabase
 from testkit.seed import add_cards, add_evidence, mini_catalog, number_only_evidence

@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement.votes import cast_human_vote
-from stage_e_dagster.db.review.claims import claim_next, release
+from stage_e_dagster.db.review.claims import claim, claim_next, release
 from stage_e_dagster.db.review.page import (
     NotACandidate,
     StaleEntry,
@@ -18,6 +18,7 @@ from stage_e_dagster.db.review.page import (
     queue_counts,
     queue_entries,
 )
+from stage_e_dagster.domain.work import STAGE_C_ID
 from stage_e_dagster.stages.stage_d import run_stage_d
 from testkit.review import card_state, human_votes
 from testkit.seed import add_evidence
@@ -108,6 +109,36 @@ def test_two_reviewers_are_handed_different_cards_and_an_abandoned_claim_expires
     assert claim_next(get_engine(review_db), "erin", 60).card_id == ids[1]
     assert claim_next(get_engine(review_db), "frank", 60).card_id == ids[3]
     assert claim_next(get_engine(review_db), "gina", 60).card_id is None  # everything is open by someone
+
+
+def test_a_reviewers_open_list_leaves_out_another_reviewers_card_and_keeps_their_own(review_db, corpus):
+    """The list `claim_next` picks from, with two reviewers' claims present: bob's card is left out of alice's list
+    (and carol's), alice's own stays in hers."""
+    ids = [scan.card_id for scan in corpus]
+    with get_engine(review_db).begin() as conn:
+        assert claim(conn, ids[0], "bob", 60) is None and claim(conn, ids[1], "alice", 60) is None
+
+    def open_for(reviewer: str) -> list[int]:
+        return [e.card_id for e in _queue(review_db, reviewer=reviewer, unvoted_only=True, unclaimed_by_others=True)]
+
+    assert open_for("alice") == [i for i in ids if i != ids[0]]
+    assert open_for("carol") == ids[2:]
+    assert [e.card_id for e in _queue(review_db, reviewer="alice", unvoted_only=True)] == ids, "without the option"
+
+
+def test_the_card_view_reads_its_own_cards_source_and_stage_c_skip_beside_another_cards(review_db, corpus):
+    """Two cards of two sources, both with Stage C skips logged for the same bytes' key: each view shows its own."""
+    first, second = (scan.card_id for scan in corpus[:2])
+    _sql(review_db, "INSERT INTO source (key, location) VALUES ('second', '/second')")
+    _sql(review_db, "UPDATE card SET source_id = (SELECT id FROM source WHERE key = 'second') WHERE id = :c", c=second)
+    _sql(review_db, "DELETE FROM image_evidence WHERE card_id = :c", c=first)
+    for card, reason in ((first, "unreadable-image"), (second, "truncated-image")):  # the other card's is newer
+        _sql(review_db, "INSERT INTO card_scan_log (card_id, anonymous_id, skip_reason, evidence_key, detail) "
+                        "SELECT :c, :voter, :reason, content_sha256, '{}' FROM card WHERE id = :first",
+             c=card, voter=STAGE_C_ID, reason=reason, first=first)
+    shown, other = _view(review_db, first), _view(review_db, second)
+    assert shown.source_key != "second" and other.source_key == "second"
+    assert shown.stage_c_skip == "unreadable-image"
 
 
 def test_reviewers_claiming_at_the_same_moment_never_share_a_card(review_db, corpus):

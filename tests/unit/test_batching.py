@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stage_e_dagster.domain.batching import split_batches, sweep_run_key
-from stage_e_dagster.jobs import batch_tags
+from stage_e_dagster.job_contracts import batch_tags
 
 
 def test_split_batches_keeps_order_and_leaves_a_short_tail():

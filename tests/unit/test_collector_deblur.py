@@ -75,7 +75,7 @@ def test_the_second_read_is_of_the_deblurred_crop() -> None:
     assert engine.images[1].tobytes() != pp.pad(prepared.text()).tobytes()  # not the plain grey crop
 
 
-needs_ocr = pytest.mark.skipif(not TesserocrEngine.available(), reason="tesserocr or eng.traineddata missing")
+needs_ocr = pytest.mark.usefixtures()  # tesserocr and its model are required: without them these fail, never skip
 CARDS = generate_catalog(2000, seed=5)
 CATALOG = read_catalog_of(CARDS)
 TUNING = plan_scans(CARDS, 1200, "hard", seed=101)  # the first renderer's scans the reader was tuned on

@@ -47,7 +47,6 @@ def test_the_block_alone_keeps_both_lines() -> None:
     assert [(line.top, line.bottom) for line in collector._lines(_block(), HEIGHT)] == [(40, 52), (58, 70)]
 
 
-@pytest.mark.skipif(not TesserocrEngine.available(), reason="tesserocr or eng.traineddata missing")
 def test_a_scan_with_the_frame_edge_in_its_crop_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """A first-renderer tuning scan (1200 px, old frame, blur 1.1 px) whose crop starts on the frame's pink edge:
     taken for the first line, it set the scale and nothing was read."""

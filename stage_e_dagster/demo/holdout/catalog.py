@@ -1,17 +1,32 @@
 """A Scryfall-shaped catalogue with the quirks of the real one, for the held-out scans.
 
-Written apart from `demo.catalog` (it shares only the card objects' shape). What it has because the real catalogue
-has it:
+Written apart from `demo.catalog` (it shares only the card objects' shape). Its sets fall in six eras whose
+printings take the shares of English paper printings a 2019 snapshot has (later sets added to the modern two):
 
-- many sets of uneven size (supplements of 80-160 cards, expansions of 250-400), with printed totals that are
-  not the number of printings the snapshot holds;
-- about 57% of printings in old frames (1993, 1997, 2003), whose collector line prints "42/350" and no set code;
+| era | frame | released | layout (`domain.printed_lines`) | share |
+| --- | --- | --- | --- | --- |
+| Alpha to Alliances | 1993 | 1993-08 to 1996-10 | numberless | 12% |
+| Mirage to Stronghold | 1997 | 1996-10 to 1998-05 | numberless | 5% |
+| Exodus to Scourge | 1997 | 1998-06 to 2003-05 | centred | 14% |
+| 8th Edition to Journey into Nyx | 2003 | 2003-07 to 2014-05 | legal-number | 35% |
+| Magic 2015 to Phyrexia | 2015 | 2014-07 to 2023-04-20 | modern | 27% |
+| March of the Machine on | 2015 | 2023-04-21 on | rarity-first | 7% (a fifth of frame 2015) |
+
+What else it has because the real catalogue has it:
+
+- sets of uneven size (supplements of 80-160 cards, expansions of 180-400) whose printed totals are not the number
+  of printings the snapshot holds; a set's `layout` follows from its `frame` and `released_at` alone;
 - the five basic lands printed one to four times in most sets, numbered together at the end of the set, so one
-  name has hundreds of printings, several in one set, and numbers one apart in the same set;
-- modern sets from 2023 on print the number zero-padded with no total ("0042"), and a few modern printings sit
-  above the set's printed total (box toppers, showcase cards);
+  name has many printings, several in one set, with numbers one apart;
+- premium printings of the 1997 and 2003 frames numbered with a star ("123★"), in some sets beside the unstarred
+  printing of the same number; letter suffixes ("57a", often with "57b"); one small modern set whose numbers carry
+  a prefix ("GR6");
+- modern sets with box toppers numbered above the printed total, and (more from late 2019 on) borderless, showcase
+  and extended-art printings of the set's own cards numbered above the total; modern sets from 2020 on mostly
+  zero-pad ("078/221");
 - companion sets whose code is the parent's with a trailing "C" (NEO / NEC), core sets coded "M" plus two digits,
-  reprints of a name across sets under other numbers, double-faced names.
+  reprints of a name across sets under other numbers, double-faced names, white borders on a third of the
+  sets before 2005.
 """
 
 from __future__ import annotations
@@ -23,10 +38,35 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
+from stage_e_dagster.domain.printed_lines import CENTRED, CODE_LAYOUTS, LEGAL_NUMBER, layout_of
+
 BASICS = ("Plains", "Island", "Swamp", "Mountain", "Forest")
-OLD_FRAMES = ("1993", "1997", "2003")
-PADDED_FROM = date(2023, 1, 1)
-"""Modern sets released on or after this print "0042" (four digits, no printed total)."""
+STAR = "★"
+MYTHIC_FROM = date(2008, 10, 3)
+"""Shards of Alara, the first set with mythic rares."""
+SHOWPIECES_FROM = date(2019, 10, 4)
+"""Throne of Eldraine: from here on most modern sets add borderless, showcase and extended-art printings."""
+
+
+@dataclass(frozen=True)
+class Era:
+    """A stretch of sets with one frame and one collector-line layout, and its share of the printings."""
+
+    name: str
+    frame: str
+    first: date
+    last: date
+    share: float
+
+
+ERAS = (
+    Era("alpha-to-alliances", "1993", date(1993, 8, 5), date(1996, 10, 7), 0.12),
+    Era("mirage-to-stronghold", "1997", date(1996, 10, 8), date(1998, 5, 31), 0.05),
+    Era("exodus-to-scourge", "1997", date(1998, 6, 15), date(2003, 5, 31), 0.14),
+    Era("eighth-to-journey", "2003", date(2003, 7, 28), date(2014, 5, 2), 0.35),
+    Era("m15-to-phyrexia", "2015", date(2014, 7, 18), date(2023, 4, 20), 0.27),
+    Era("march-of-the-machine-on", "2015", date(2023, 4, 21), date(2025, 9, 1), 0.07),
+)
 
 _SYLLABLES = ("ka", "ro", "vel", "mir", "tor", "sa", "quin", "dra", "bel", "zu", "an", "the", "lor", "gar", "ith",
               "mon", "ne", "por", "ul", "vy", "cor", "es", "fal", "hy")
@@ -44,27 +84,35 @@ _TYPES = ("Creature — Elf Druid", "Creature — Human Soldier", "Creature — 
           "Enchantment", "Artifact — Equipment", "Legendary Creature — Dragon", "Creature — Merfolk Rogue",
           "Enchantment — Aura", "Artifact")
 _RARITIES = ("common", "uncommon", "rare", "mythic")
+_SHOWPIECES = (("borderless", 0.45), ("showcase", 0.3), ("extendedart", 0.25))
 
 
 @dataclass(frozen=True)
 class SetEntry:
-    """One set of the catalogue, as Scryfall's set list gives it."""
+    """One set of the catalogue, as Scryfall's set list gives it, with how its cards print their numbers:
+    `core` sets of the old frames print a span of years ("1993-2003"), `padded` modern sets print "078/221",
+    a `prefix` goes before every number ("GR6")."""
 
     code: str
     name: str
     released_at: date
     printed_size: int
     frame: str
+    core: bool = False
+    padded: bool = False
+    prefix: str = ""
+
+    @property
+    def layout(self) -> str:
+        """The collector-line layout its printings print (`domain.printed_lines.layout_of`)."""
+        found = layout_of(self.frame, self.released_at)
+        assert found is not None, (self.frame, self.released_at)
+        return found
 
     @property
     def prints_code(self) -> bool:
-        """Whether this set's collector line prints its set code (modern frames only)."""
-        return self.frame not in OLD_FRAMES
-
-    @property
-    def padded(self) -> bool:
-        """Whether the number is printed zero-padded to four digits with no total."""
-        return self.prints_code and self.released_at >= PADDED_FROM
+        """Whether its collector line prints the set code (the modern and rarity-first layouts)."""
+        return self.layout in CODE_LAYOUTS
 
 
 @dataclass(frozen=True)
@@ -83,44 +131,35 @@ def _word(rng: random.Random) -> str:
     return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
 
 
-def _codes(rng: random.Random, count: int, modern: list[bool]) -> list[str]:
-    """Set codes: mostly three letters, some core-set "M" + digits, some with a digit, companions ending in C."""
+def _codes(rng: random.Random, frames: list[str]) -> list[tuple[str, bool]]:
+    """(code, core) per set: mostly three letters, core sets ("M" + digits in the modern frame, digit + "ED"
+    before), some with a digit, four letters, companions ending in C."""
     taken: set[str] = set()
-    codes: list[str] = []
+    codes: list[tuple[str, bool]] = []
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     core = 10
-    while len(codes) < count:
-        roll = rng.random()
-        if roll < 0.1 and modern[len(codes)]:
-            core += rng.randint(1, 3)
-            code = f"M{core % 100:02d}"
+    while len(codes) < len(frames):
+        modern, roll, is_core = frames[len(codes)] == "2015", rng.random(), False
+        last = codes[-1][0] if codes else ""
+        if roll < 0.1:
+            is_core = True
+            if modern:
+                core += rng.randint(1, 3)
+                code = f"M{core % 100:02d}"
+            else:
+                code = f"{rng.randint(4, 9)}E{rng.choice(letters)}"
         elif roll < 0.2:
             code = rng.choice(letters) + str(rng.randint(1, 9)) + rng.choice(letters)
-        elif roll < 0.27 and codes and modern[len(codes)] and len(codes[-1]) == 3 and codes[-1][-1] != "C":
-            code = codes[-1][:2] + "C"  # the companion set of the one before
+        elif roll < 0.27 and modern and len(last) == 3 and last[-1] != "C" and last.isalpha():
+            code = last[:2] + "C"  # the companion set of the one before
         elif roll < 0.32:
             code = "".join(rng.choice(letters) for _ in range(4))
         else:
             code = "".join(rng.choice(letters) for _ in range(3))
         if code not in taken:
             taken.add(code)
-            codes.append(code)
+            codes.append((code, is_core))
     return codes
-
-
-def _dates(rng: random.Random, count: int, old_share: float) -> list[date]:
-    old = round(count * old_share)
-    early = [date(1994, 1, 1) + timedelta(days=rng.randrange((date(2014, 6, 1) - date(1994, 1, 1)).days))
-             for _ in range(old)]
-    late = [date(2015, 2, 1) + timedelta(days=rng.randrange((date(2025, 9, 1) - date(2015, 2, 1)).days))
-            for _ in range(count - old)]
-    return sorted(early) + sorted(late)
-
-
-def _frame(day: date) -> str:
-    if day.year < 1997:
-        return "1993"
-    return "1997" if day.year < 2003 else "2003" if day.year < 2015 else "2015"
 
 
 def _basic_numbers(total: int, copies: int) -> dict[str, list[int]]:
@@ -130,62 +169,94 @@ def _basic_numbers(total: int, copies: int) -> dict[str, list[int]]:
 
 
 def _card(rng: random.Random, entry: SetEntry, name: str, number: str, rarity: str, artist: str, type_line: str,
-          border: str) -> dict[str, Any]:
+          border: str, effects: tuple[str, ...] = (), foil_only: bool = False) -> dict[str, Any]:
     return {
         "object": "card", "id": _uuid(rng), "name": name, "lang": "en",
         "released_at": entry.released_at.isoformat(), "layout": "transform" if " // " in name else "normal",
         "mana_cost": "" if type_line.startswith("Basic") else rng.choice(("{1}{G}", "{2}{U}", "{B}{B}", "{3}{R}",
                                                                            "{W}", "{4}", "{2}{W}{U}")),
-        "type_line": type_line, "set": entry.code.lower(), "set_name": entry.name, "collector_number": number,
+        "type_line": type_line, "set": entry.code, "set_name": entry.name, "collector_number": number,
         "rarity": rarity, "artist": artist, "border_color": border, "frame": entry.frame,
+        "frame_effects": list(effects), "finishes": ["foil"] if foil_only else ["nonfoil", "foil"],
     }
 
 
-def holdout_catalog(printings: int = 3000, seed: int = 0, old_share: float = 0.57) -> Catalogue:
-    """About `printings` printings over about one set per 45 printings, `old_share` of them in old frames."""
-    rng = random.Random(f"holdout-catalogue:{seed}")
-    n_sets = max(8, printings // 45)
-    days = _dates(rng, n_sets, old_share)
-    codes = _codes(rng, n_sets, [day.year >= 2015 for day in days])
-    entries = []
-    for code, day in zip(codes, days, strict=True):
+def _entries(rng: random.Random, printings: int) -> list[tuple[SetEntry, float]]:
+    """The sets, oldest first, each with the number of printings the snapshot holds of it."""
+    planned: list[tuple[Era, date, float]] = []
+    for era in ERAS:
+        budget = printings * era.share
+        n_sets = max(2, round(budget / 45))
+        span = (era.last - era.first).days
+        days = sorted(era.first + timedelta(days=rng.randrange(span + 1)) for _ in range(n_sets))
+        weights = [rng.uniform(0.6, 1.4) for _ in days]
+        planned += [(era, day, budget * w / sum(weights)) for day, w in zip(days, weights, strict=True)]
+    codes = _codes(rng, [era.frame for era, _, _ in planned])
+    out: list[tuple[SetEntry, float]] = []
+    prefixed = False
+    for (era, day, count), (code, core) in zip(planned, codes, strict=True):
         size = rng.choice((rng.randint(80, 165), rng.randint(180, 300), rng.randint(250, 400)))
-        entries.append(SetEntry(code.lower(), f"{_word(rng)} {rng.choice(_TITLES)}s", day, size, _frame(day)))
-    # Each kind of set (old, modern) holds its share of the snapshot's printings; old sets are smaller on
-    # average and lose more to the size cap, hence the nudge.
-    share = {False: min(1.0, old_share * 0.93), True: 1 - min(1.0, old_share * 0.93)}
-    kinds = {kind: max(1, sum(e.prints_code == kind for e in entries)) for kind in share}
-    weights = [share[e.prints_code] / kinds[e.prints_code] for e in entries]
+        size = max(size, round(count / 0.7))  # the snapshot holds at most about 70% of a set's numbers
+        prefix = ""
+        if era.name == "m15-to-phyrexia" and not prefixed and count < 45:
+            prefix, prefixed = rng.choice(("GR", "PZ", "SL", "KT")), True
+            size = max(20, round(count / 0.7))
+        padded = era.frame == "2015" and rng.random() < (0.8 if day >= date(2020, 1, 1) else 0.08)
+        out.append((SetEntry(code.lower(), f"{_word(rng)} {rng.choice(_TITLES)}s", day, size, era.frame, core,
+                             padded, prefix), count))
+    return out
+
+
+def _number_variants(rng: random.Random, entry: SetEntry, number: int, stars: bool, suffixes: bool
+                     ) -> list[tuple[str, bool]]:
+    """The collector numbers one card of an old numbered set has, each with whether it is foil only: "57",
+    "57★" (premium) beside or instead of "57", or "57a" with or without "57b"."""
+    if stars and rng.random() < 0.15:
+        return [(f"{number}{STAR}", True)] + ([(str(number), False)] if rng.random() < 0.7 else [])
+    if suffixes and rng.random() < 0.06:
+        return [(f"{number}a", False)] + ([(f"{number}b", False)] if rng.random() < 0.6 else [])
+    return [(f"{entry.prefix}{number}", False)]
+
+
+def holdout_catalog(printings: int = 3000, seed: int = 0) -> Catalogue:
+    """About `printings` printings over about one set per 45, in the eras' shares (`ERAS`)."""
+    rng = random.Random(f"holdout-catalogue:{seed}")
     names: list[tuple[str, str, str]] = []  # (name, artist, type line) of every earlier non-basic printing
     used: set[str] = set()
     cards: list[dict[str, Any]] = []
-    for entry, weight in zip(entries, weights, strict=True):
-        count = max(12, round(printings * weight * rng.uniform(0.7, 1.3)))
-        count = min(count, entry.printed_size // 2)
-        copies = rng.choice((0, 1, 2, 4, 4)) if entry.printed_size >= 150 else 0
+    entries = _entries(rng, printings)
+    for entry, wanted in entries:
+        count = max(12, round(wanted * rng.uniform(0.9, 1.1)))
+        modern, old_numbered = entry.frame == "2015", entry.layout in (CENTRED, LEGAL_NUMBER)
+        copies = rng.choice((0, 1, 2, 4, 4)) if entry.printed_size >= 150 and not entry.prefix else 0
         basics = _basic_numbers(entry.printed_size, copies) if copies else {}
         taken = {n for numbers in basics.values() for n in numbers}
         pool = [n for n in range(1, entry.printed_size + 1) if n not in taken]
         rng.shuffle(pool)
-        border = "white" if not entry.prints_code and rng.random() < 0.35 else "black"
-        keep = count / entry.printed_size  # the snapshot holds as large a share of the basics as of the rest
+        border = "white" if entry.released_at < date(2005, 8, 1) and rng.random() < 0.35 else "black"
+        made = len(cards)
         for land, numbers in basics.items():
             for number in numbers:
-                if rng.random() >= keep:
-                    continue
-                cards.append(_card(rng, entry, land, str(number), "common",
-                                   f"{rng.choice(_ARTISTS_FIRST)} {rng.choice(_ARTISTS_LAST)}",
-                                   f"Basic Land — {land}", border))
-        in_set: set[str] = set()
+                if rng.random() < 0.85:  # the snapshot holds most basics (they count in the set's share)
+                    artist = f"{rng.choice(_ARTISTS_FIRST)} {rng.choice(_ARTISTS_LAST)}"
+                    cards.append(_card(rng, entry, land, f"{entry.prefix}{number}", "common", artist,
+                                       f"Basic Land — {land}", border))
+        stars = old_numbered and rng.random() < 0.3
+        suffixes = old_numbered and rng.random() < 0.25
+        showpieces = 0.12 if entry.released_at >= SHOWPIECES_FROM else 0.02 if modern else 0.0
+        in_set: list[tuple[str, str, str, str]] = []
         above = entry.printed_size
-        for number in sorted(pool[:count]):
+        main = count - round(count * showpieces)
+        for number in pool:
+            if len(cards) - made >= main:
+                break
             if names and rng.random() < 0.2:
                 name, artist, type_line = rng.choice(names)
             else:
                 name = f"{rng.choice(_EPITHETS)} {rng.choice(_TITLES)}"
                 if rng.random() < 0.5:
                     name = f"{_word(rng)}, {name}" if rng.random() < 0.3 else f"{name} of {_word(rng)}"
-                if entry.prints_code and rng.random() < 0.03:
+                if modern and rng.random() < 0.03:
                     name = f"{name} // {rng.choice(_EPITHETS)} {rng.choice(_TITLES)}"
                 if name in used:
                     continue
@@ -193,18 +264,25 @@ def holdout_catalog(printings: int = 3000, seed: int = 0, old_share: float = 0.5
                 artist = f"{rng.choice(_ARTISTS_FIRST)} {rng.choice(_ARTISTS_LAST)}"
                 type_line = rng.choice(_TYPES)
                 names.append((name, artist, type_line))
-            if name in in_set:
-                continue  # one printing of a non-basic name per set
-            in_set.add(name)
-            printed = number
-            if entry.prints_code and rng.random() < 0.02:
-                above += rng.randint(1, 6)  # box toppers and showcase cards, numbered above the printed total
-                printed = above
-            rarity = rng.choices(_RARITIES, (10, 6, 3, 1 if entry.prints_code else 0))[0]
-            card_border = "borderless" if entry.prints_code and rng.random() < 0.04 else border
-            cards.append(_card(rng, entry, name, str(printed), rarity, artist, type_line, card_border))
+            if any(name == seen[0] for seen in in_set):
+                continue  # one printing of a non-basic name per set, but for its variants
+            mythic = 1 if entry.released_at >= MYTHIC_FROM else 0
+            rarity = rng.choices(_RARITIES, (10, 6, 3, mythic))[0]
+            in_set.append((name, artist, type_line, rarity))
+            if modern and rng.random() < 0.02:
+                above += rng.randint(1, 6)  # box toppers, numbered above the printed total
+                cards.append(_card(rng, entry, name, f"{entry.prefix}{above}", rarity, artist, type_line, border))
+                continue
+            for printed, foil_only in _number_variants(rng, entry, number, stars, suffixes):
+                cards.append(_card(rng, entry, name, printed, rarity, artist, type_line, border, foil_only=foil_only))
+        for name, artist, type_line, rarity in rng.sample(in_set, min(len(in_set), round(count * showpieces))):
+            kind = rng.choices([k for k, _ in _SHOWPIECES], [w for _, w in _SHOWPIECES])[0]
+            above += 1  # the set's showpieces follow its printed total, in a run
+            cards.append(_card(rng, entry, name, f"{entry.prefix}{above}", rarity, artist, type_line,
+                               "borderless" if kind == "borderless" else border,
+                               () if kind == "borderless" else (kind,)))
     present = {card["set"] for card in cards}
-    return Catalogue(cards, {e.code: e for e in entries if e.code in present})
+    return Catalogue(cards, {entry.code: entry for entry, _ in entries if entry.code in present})
 
 
 def stable_digest(*parts: object) -> int:

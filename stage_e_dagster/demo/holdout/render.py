@@ -1,9 +1,19 @@
-"""Draws a held-out card scan: its own frame geometry, plates, art, symbol and bottom-border type.
+"""Draws a held-out card scan: its frame by era, plates, art, symbol, P/T, holofoil stamp and bottom-border type.
 
-The frame follows a modern card's proportions measured afresh (border 3.5-5% of the width, art window
-0.108-0.552 of the height, type bar 0.558-0.611, text box 0.62-0.872); the collector block sits on the bottom
-border at a left margin of 4-7.5% of the width with its last baseline at 95.5-97.2% of the height, the legal
-line right-aligned on the same baseline. Bleed scans carry 3 mm of bleed; the card may sit a little off centre.
+Frame shapes (fractions of the trimmed card's height), after real cards of each frame:
+
+- 1993 and 1997: art 0.10-0.50, type line 0.508-0.548, text box 0.556-0.892, the coloured frame ending at 0.90;
+  the power and toughness printed as plain figures in the bottom border at the right, level with the credit.
+- 2003: art 0.105-0.553, type bar 0.56-0.604, text box 0.612-0.905, frame ending at 0.918; the P/T box at
+  0.765-0.935 of the width, 0.878-0.928 of the height, over the text box's corner and above the border's lines.
+- 2015: art 0.11-0.555, type bar 0.562-0.606, text box 0.614-0.905, frame ending at 0.912; the P/T box at
+  0.80-0.945 x 0.868-0.918; rares and mythics carry a holofoil oval at the bottom centre (0.463-0.537 x
+  0.906-0.938), between the collector block and the legal line.
+
+Borderless printings put the art under the whole card (the bottom band darkened by 25-65%) and print their lines
+in white over it; extended-art printings widen the art to the border; showcase printings gild the frame. White-
+bordered cards print dark ink. Bleed scans carry 3 mm of bleed; the card may sit a little off centre.
+`border.draw_border` sets the bottom border's text.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ from PIL import Image, ImageDraw
 
 from stage_e_dagster.demo.holdout import type as typeset
 from stage_e_dagster.demo.holdout.art import picture, symbol
+from stage_e_dagster.demo.holdout.border import Drawn, Look, draw_border
 from stage_e_dagster.demo.holdout.catalog import stable_digest
 from stage_e_dagster.demo.holdout.lines import Printed
 
@@ -30,29 +41,34 @@ _WORDS = ("target", "creature", "draw", "card", "sacrifice", "until", "end", "of
 
 
 @dataclass(frozen=True)
-class Look:
-    """How one scan sets its bottom border: faces, digit height (fraction of the card's height), left edge of the
-    collector block (fraction of the width), its last baseline (fraction of the height), baseline gap (in digit
-    heights), letter tracking (in digit heights), border width (fraction of the width) and ink."""
+class FrameShape:
+    """One frame's geometry (fractions of the card's height; the P/T box's x in fractions of the width), and the
+    range of its side border's width."""
 
-    face: str
-    legal_face: str
-    cap: float
-    left: float
+    art: tuple[float, float]
+    type_bar: tuple[float, float]
+    text: tuple[float, float]
     bottom: float
-    gap: float
-    tracking: float
-    border: float
-    ink: RGB
+    pt_box: tuple[float, float, float, float] | None
+    border: tuple[float, float]
 
 
-@dataclass(frozen=True)
-class Drawn:
-    """Where the collector block's lines landed, in pixels of the undamaged image (left, top, right, bottom), and
-    the card's rectangle in the image."""
+_OLD = FrameShape(art=(0.10, 0.50), type_bar=(0.508, 0.548), text=(0.556, 0.892), bottom=0.90, pt_box=None,
+                  border=(0.045, 0.06))
+FRAMES: dict[str, FrameShape] = {
+    "1993": _OLD,
+    "1997": _OLD,
+    "2003": FrameShape(art=(0.105, 0.553), type_bar=(0.56, 0.604), text=(0.612, 0.905), bottom=0.918,
+                       pt_box=(0.765, 0.878, 0.935, 0.928), border=(0.04, 0.05)),
+    "2015": FrameShape(art=(0.11, 0.555), type_bar=(0.562, 0.606), text=(0.614, 0.905), bottom=0.912,
+                       pt_box=(0.80, 0.868, 0.945, 0.918), border=(0.038, 0.05)),
+}
+HOLOFOIL = (0.463, 0.906, 0.537, 0.938)
 
-    line_boxes: tuple[tuple[int, int, int, int], ...]
-    card_box: tuple[float, float, float, float]
+
+def frame_shape(card: dict[str, Any]) -> FrameShape:
+    """The geometry of `card`'s frame."""
+    return FRAMES.get(str(card.get("frame")), FRAMES["2015"])
 
 
 def scan_size(height: int, bleed: bool) -> tuple[int, int]:
@@ -73,32 +89,17 @@ def _scaled(colour: RGB, factor: float) -> RGB:
     return tuple(max(0, min(255, round(c * factor))) for c in colour)  # type: ignore[return-value]
 
 
-def _line_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, face: str, px: float, fill: RGB
-               ) -> None:
+def _mixed(colour: RGB, other: RGB, share: float) -> RGB:
+    return tuple(round(a * (1 - share) + b * share) for a, b in zip(colour, other, strict=True))  # type: ignore
+
+
+def _text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, face: str, px: float, fill: RGB) -> None:
     draw.text(xy, text, font=typeset.font(face, max(5, round(px))), fill=fill, anchor="ls")
-
-
-def _paste_block(img: Image.Image, lines: list[str], face: str, cap: float, gap: float, tracking: float,
-                 x: float, last_baseline: float, ink: RGB) -> list[tuple[int, int, int, int]]:
-    """Set `lines` left-aligned at `x` with the last baseline at `last_baseline`; return each line's ink box."""
-    mask, boxes = typeset.text_mask([(line, 0.0) for line in lines], face, cap, gap, tracking)
-    first_baseline = last_baseline - gap * (len(lines) - 1)
-    ox, oy = round(x - cap * 0.5), round(first_baseline - cap * 1.3)
-    img.paste(ink, (ox, oy, ox + mask.width, oy + mask.height), mask)
-    return [(b[0] + ox, b[1] + oy, b[2] + ox, b[3] + oy) for b in boxes]
-
-
-def _right_line(img: Image.Image, text: str, face: str, cap: float, right: float, baseline: float, ink: RGB
-                ) -> float:
-    """Set `text` right-aligned at `right` on `baseline`; return its left edge."""
-    width = typeset.line_width(text, face, cap)
-    _paste_block(img, [text], face, cap, 0.0, 0.0, right - width, baseline, ink)
-    return right - width
 
 
 def render_card(card: dict[str, Any], printed: Printed, look: Look, height: int, bleed: bool, seed: int
                 ) -> tuple[Image.Image, Drawn]:
-    """The undamaged RGB scan of `card` printing `printed` in `look`, and where its collector lines are."""
+    """The undamaged RGB scan of `card` printing `printed` in `look`, and where its bottom-border text is."""
     width, _ = scan_size(height, bleed)
     rng = random.Random(stable_digest("card", card["id"], seed, height, bleed))
     bleed_x = width * BLEED_MM / (CARD_MM[0] + 2 * BLEED_MM) if bleed else 0.0
@@ -113,73 +114,70 @@ def render_card(card: dict[str, Any], printed: Printed, look: Look, height: int,
     def rect(x0: float, y0: float, x1: float, y1: float) -> tuple[float, float, float, float]:
         return (*at(x0, y0), *at(x1, y1))
 
+    shape = frame_shape(card)
+    effects = set(card.get("frame_effects") or ())
     borderless = card.get("border_color") == "borderless"
-    border = _BORDER.get(str(card.get("border_color")), _BORDER["black"])
     if borderless:
         img = picture(card["name"], card["set"], (width, height))
-        band = (0, round(at(0, 0.88)[1]), width, height)
-        img.paste(Image.eval(img.crop(band), lambda v: v * 30 // 100), band[:2])
+        band = (0, round(at(0, shape.bottom - 0.01)[1]), width, height)
+        keep = rng.randint(35, 75)
+        img.paste(Image.eval(img.crop(band), lambda v: v * keep // 100), band[:2])
     else:
-        img = Image.new("RGB", (width, height), border)
+        img = Image.new("RGB", (width, height), _BORDER.get(str(card.get("border_color")), _BORDER["black"]))
     draw = ImageDraw.Draw(img)
-    frame = _FRAME[_colour(card)]
+    colour = _colour(card)
+    frame = _FRAME[colour] if "showcase" not in effects else _mixed(_FRAME[colour], (196, 160, 72), 0.55)
     b = look.border
-    plate = _scaled(frame, 1.45) if _colour(card) != "W" else (238, 232, 214)
+    plate = _scaled(frame, 1.45) if colour != "W" else (238, 232, 214)
     edge = _scaled(frame, 0.55)
     line_w = max(1, round(ch * 0.003))
+    inset = 0.0 if "extendedart" in effects else 0.02
     if not borderless:
-        draw.rectangle(rect(b, 0.028, 1 - b, 0.888), fill=frame)
-        art_box = [round(v) for v in rect(b + 0.02, 0.108, 1 - b - 0.02, 0.552)]
+        draw.rectangle(rect(b, 0.028, 1 - b, shape.bottom), fill=frame)
+        top = 0.028 if "extendedart" in effects else shape.art[0]
+        art_box = [round(v) for v in rect(b + inset, top, 1 - b - inset, shape.art[1])]
         img.paste(picture(card["name"], card["set"], (art_box[2] - art_box[0], art_box[3] - art_box[1])),
                   art_box[:2])
         draw.rectangle(art_box, outline=edge, width=line_w)
-        draw.rectangle(rect(b + 0.02, 0.62, 1 - b - 0.02, 0.872), fill=_scaled(plate, 1.06), outline=edge,
-                       width=line_w)
-    for y0, y1 in ((0.045, 0.098), (0.558, 0.611)):
+        if "showcase" in effects:
+            draw.rectangle(rect(b + 0.008, 0.034, 1 - b - 0.008, shape.bottom - 0.006), outline=edge, width=line_w)
+    draw.rectangle(rect(b + 0.02, shape.text[0], 1 - b - 0.02, shape.text[1]), fill=_scaled(plate, 1.06),
+                   outline=edge, width=line_w)
+    bars = ((0.04, 0.093), shape.type_bar)
+    for y0, y1 in bars:
         draw.rounded_rectangle(rect(b + 0.012, y0, 1 - b - 0.012, y1), radius=round(ch * 0.008), fill=plate,
                                outline=edge, width=line_w)
     dark = (18, 16, 14)
-    name = str(card["name"]).split(" // ")[0]
-    _line_text(draw, at(b + 0.03, 0.085), name, look.legal_face, ch * 0.03, dark)
-    _line_text(draw, at(b + 0.03, 0.596), str(card.get("type_line", "")), look.legal_face, ch * 0.024, dark)
-    side = round(ch * 0.036)
-    sx, sy = (round(v) for v in at(0.885, 0.5845))
-    img.paste(dark if card.get("rarity") != "rare" else (120, 90, 20),
+    _text(draw, at(b + 0.03, 0.08), str(card["name"]).split(" // ")[0], look.legal_face, ch * 0.03, dark)
+    _text(draw, at(b + 0.03, shape.type_bar[1] - 0.012), str(card.get("type_line", "")), look.legal_face,
+          ch * 0.024, dark)
+    side = round(ch * 0.034)
+    sx, sy = (round(v) for v in at(1 - b - 0.06, sum(shape.type_bar) / 2))
+    img.paste(dark if card.get("rarity") not in ("rare", "mythic") else (120, 90, 20),
               (sx - side // 2, sy - side // 2, sx - side // 2 + side, sy - side // 2 + side), symbol(card["set"], side))
     text_rng = random.Random(stable_digest("rules", card["name"]))
     for row in range(text_rng.randint(2, 5)):
         words = " ".join(text_rng.choice(_WORDS) for _ in range(text_rng.randint(4, 9)))
-        _line_text(draw, at(b + 0.04, 0.66 + row * 0.036), words.capitalize() + ".", look.legal_face, ch * 0.021,
-                   dark)
+        _text(draw, at(b + 0.04, shape.text[0] + 0.045 + row * 0.036), words.capitalize() + ".", look.legal_face,
+              ch * 0.021, dark)
+    marks: list[tuple[str, tuple[int, int, int, int]]] = []
     if "Creature" in str(card.get("type_line", "")):
-        draw.rounded_rectangle(rect(0.78, 0.85, 1 - b - 0.005, 0.893), radius=round(ch * 0.006), fill=plate,
-                               outline=edge, width=line_w)
-        _line_text(draw, at(0.81, 0.883), f"{text_rng.randint(0, 7)}/{text_rng.randint(1, 7)}", look.legal_face,
-                   ch * 0.026, dark)
-    if card.get("rarity") in ("rare", "mythic") and printed.prints_code:
-        draw.ellipse(rect(0.47, 0.889, 0.53, 0.918), fill=(150, 150, 160), outline=(90, 90, 96))
-    return img, _bottom_border(img, printed, look, at, ch, cw)
-
-
-def _bottom_border(img: Image.Image, printed: Printed, look: Look, at: Any, ch: float, cw: float) -> Drawn:
-    """Set the collector block at the left, the legal line (and the credit when the block lacks it) right-aligned
-    at the right, shrunk until it clears the block."""
-    cap, gap = look.cap * ch, look.gap * look.cap * ch
-    x, last = at(look.left, look.bottom)
-    lines = list(printed.lines)
-    boxes = _paste_block(img, lines, look.face, cap, gap, look.tracking, x, last, look.ink)
-    limit = max(box[2] for box in boxes) + 0.02 * cw
-    right = at(1 - look.border - 0.012, 0)[0]
-
-    def fitted(text: str, size: float) -> float:
-        while right - typeset.line_width(text, look.legal_face, size) < limit and size > cap * 0.45:
-            size *= 0.92
-        return size
-
-    legal_cap = fitted(printed.legal, cap * 0.85)
-    _right_line(img, printed.legal, look.legal_face, legal_cap, right, last, look.ink)
-    if not any("✎" in line or line.startswith("Illus.") for line in lines):
-        credit = f"Illus. {printed.artist}"
-        _right_line(img, credit, look.legal_face, fitted(credit, legal_cap), right, last - max(gap, legal_cap * 1.7),
-                    look.ink)
-    return Drawn(tuple(boxes), (at(0, 0)[0], at(0, 0)[1], cw, ch))
+        pt = f"{text_rng.randint(0, 7)}/{text_rng.randint(1, 7)}"
+        if shape.pt_box is None:  # the old frames print the figures in the border, level with the credit
+            right, base = at(1 - b - 0.03, 0.94)
+            width_px = draw.textlength(pt, font=typeset.font(look.face, max(5, round(ch * 0.022))))
+            _text(draw, (right - width_px, base), pt, look.face, ch * 0.022, look.ink)
+            marks.append(("pt", (round(right - width_px), round(base - ch * 0.016), round(right), round(base))))
+        else:
+            box = [round(v) for v in rect(*shape.pt_box)]
+            draw.rounded_rectangle(box, radius=round(ch * 0.006), fill=plate, outline=edge, width=line_w)
+            _text(draw, at(shape.pt_box[0] + 0.035, shape.pt_box[3] - 0.014), pt, look.legal_face, ch * 0.026, dark)
+            marks.append(("pt", (box[0], box[1], box[2], box[3])))
+    if card.get("rarity") in ("rare", "mythic") and card.get("frame") == "2015":
+        oval = [round(v) for v in rect(*HOLOFOIL)]
+        draw.ellipse(oval, fill=(168, 168, 176), outline=(96, 96, 104), width=max(1, line_w // 2))
+        draw.ellipse([oval[0] + (oval[2] - oval[0]) // 4, oval[1] + (oval[3] - oval[1]) // 4,
+                      oval[2] - (oval[2] - oval[0]) // 4, oval[3] - (oval[3] - oval[1]) // 4], fill=(196, 192, 206))
+        marks.append(("holofoil", (oval[0], oval[1], oval[2], oval[3])))
+    boxes, number_box, more = draw_border(img, printed, look, at, cw, ch)
+    return img, Drawn(tuple(boxes), number_box, tuple(marks + more), (at(0, 0)[0], at(0, 0)[1], cw, ch))
