@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-DRILLS = {"crash": "crash", "governor": "governor", "hostile": "hostile", "live-daemon": "live_daemon",
-          "outage": "outage", "race": "race", "remote": "remote", "soak": "soak"}
+DRILLS = {"crash": "crash", "governor": "governor", "hostile": "hostile", "hostile-remote": "hostile_remote",
+          "live-daemon": "live_daemon", "outage": "outage", "race": "race", "remote": "remote", "soak": "soak"}
 
 
 USAGE = (f"usage: python -m drills {{{','.join(DRILLS)}}} [size options]\n"

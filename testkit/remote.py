@@ -51,9 +51,11 @@ def add_s3(engine: Engine, key: str, server: S3Server, prefix: str = "scans") ->
                           credentials=CREDENTIALS)
 
 
-def add_manifest(engine: Engine, key: str, server: HttpServer) -> None:
+def add_manifest(engine: Engine, key: str, server: HttpServer, *, allow_private: bool = False,
+                 query: str = "") -> None:
+    """Register `server`'s manifest as source `key` (`query` appended to its URL, as a signed URL's would be)."""
     with engine.begin() as conn:
-        add_remote_source(conn, key, parse_location(server.manifest_url))
+        add_remote_source(conn, key, parse_location(server.manifest_url + query), allow_private=allow_private)
 
 
 def sync(engine: Engine, key: str, *, full: bool = False) -> SourceSync:

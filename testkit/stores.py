@@ -6,27 +6,31 @@ every object request as the server saw it.
   timestamps every object GET on arrival, so the request rate is measured by the server, not by the client.
 - `HttpServer`: a standard-library HTTP server holding a JSON manifest (with an ETag, answering a matching
   If-None-Match with 304) and its images, with per-image or global faults: 429 bursts, 503, 403, 404 (gone after
-  the listing), slow bodies and truncated bodies.
+  the listing), slow bodies and truncated bodies; and what a hostile host does: headers drip-fed a byte at a time,
+  a `Content-Length` that is no number, a gzip body it was not asked for, a redirect anywhere, and a manifest body
+  of its own (`manifest_body`: any bytes, as slowly as it likes). It records each request's headers.
 
 Both bind 127.0.0.1 on a free port and stop with `stop()`. Listings are recorded apart from object requests.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import logging
 import threading
 import time
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote, unquote
 
 from werkzeug.serving import make_server
 
-FAULTS = ("429", "503", "403", "404", "slow", "truncate", "corrupt")
+FAULTS = ("429", "503", "403", "404", "slow", "truncate", "corrupt", "drip-headers", "bad-length", "gzip",
+          "redirect:<url>")
 
 
 @dataclass
@@ -218,8 +222,11 @@ class HttpServer:
     def __init__(self) -> None:
         self.images: dict[str, bytes] = {}
         self.listed: list[dict] | None = None  # the manifest's entries; None: one per image, with its sha256
+        self.manifest_body: Callable[[], Iterable[bytes]] | None = None  # the manifest's body as it is sent
+        self.drip_seconds = 0.2  # between two bytes of drip-fed headers
         self.faults, self.record = Faults(slow_seconds=3.0), Record()
         self.manifest_requests = 0
+        self.headers: list[tuple[str, dict[str, str]]] = []  # (path, headers) of every request
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -254,6 +261,11 @@ class HttpServer:
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         path = unquote(handler.path.split("?")[0])
+        self.headers.append((path, {k.lower(): v for k, v in handler.headers.items()}))
+        if path == "/manifest.json" and self.manifest_body is not None:
+            self.manifest_requests += 1
+            self._stream(handler, self.manifest_body())
+            return
         if path == "/manifest.json":
             self.manifest_requests += 1
             body = self.manifest()
@@ -273,8 +285,15 @@ class HttpServer:
             self.record.add(name, int(fault))
             self._send(handler, int(fault), b"no", {"Retry-After": "1"} if fault != "403" else None)
             return
+        if fault and fault.startswith("redirect:"):
+            self.record.add(name, 302)
+            self._send(handler, 302, b"", {"Location": fault.removeprefix("redirect:")})
+            return
         data = self.images[name]
         self.record.add(name, 200)
+        if fault in ("drip-headers", "bad-length", "gzip"):
+            self._hostile(handler, name, fault, data)
+            return
         if fault == "corrupt":
             data = data[:-8] + b"\0" * 8
         handler.send_response(200)
@@ -298,6 +317,47 @@ class HttpServer:
             self.record.complete(name)
         except (BrokenPipeError, ConnectionResetError):
             handler.close_connection = True
+
+    def _hostile(self, handler: BaseHTTPRequestHandler, name: str, fault: str, data: bytes) -> None:
+        """Answer as a hostile host: headers a byte at a time, a `Content-Length` of `²`, or a gzip body."""
+        handler.close_connection = True
+        try:
+            if fault == "drip-headers":
+                head = b"HTTP/1.1 200 OK\r\n" + b"X-Drip: " + b"x" * 200 + b"\r\n"
+                for at in range(len(head)):
+                    handler.wfile.write(head[at:at + 1])
+                    handler.wfile.flush()
+                    time.sleep(self.drip_seconds)
+                return
+            if fault == "bad-length":
+                # b"\xb2" is `²` in the latin-1 that headers are read in: str.isdigit() says yes, int() says no.
+                handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: \xb2\r\nContent-Type: image/png\r\n\r\n"
+                                    + data)
+                return
+            body = gzip.compress(data, mtime=0)
+            handler.send_response(200)
+            handler.send_header("Content-Encoding", "gzip")
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            handler.wfile.write(body)
+            self.record.complete(name)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    @staticmethod
+    def _stream(handler: BaseHTTPRequestHandler, chunks: Iterable[bytes]) -> None:
+        """A 200 whose body is `chunks`, sent as they come, without a length; the connection closes after it."""
+        handler.close_connection = True
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            for chunk in chunks:
+                handler.wfile.write(chunk)
+                handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict | None = None) -> None:

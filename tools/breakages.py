@@ -165,7 +165,7 @@ BREAKAGES = (
         ("tests/db/test_remote_fetch.py::test_requests_waiting_for_their_turn_when_a_lockout_trips_are_never_sent",)),
     Breakage(
         "a 403 judged without waiting for a lockout being recorded", "stage_e_dagster/db/intake/fetch_state.py",
-        (('    conn.execute(text("SELECT id FROM source WHERE id = :s FOR UPDATE"), {"s": source_id})\n', ""),),
+        (('    if conn.execute(locked, {"h": host}).first() is None:', "    if False:"),),
         ("tests/db/test_remote_fetch.py::test_a_403_judged_while_another_process_records_the_lockout_is_deferred_not_"
          "skipped",)),
     Breakage(
@@ -222,6 +222,112 @@ BREAKAGES = (
         ("tests/db/test_envelope.py::test_an_acknowledged_failure_rate_trip_leaves_its_failures_unjudged",),
         what="no acknowledgement found"),
     Breakage(
+        "a manifest line naming loopback off its origin listed", "stage_e_dagster/domain/remote.py",
+        (("    refused = literal_refusal(url, manifest_url, allow_private)\n", "    refused = None\n"),),
+        ("tests/db/test_remote_hostile.py::test_a_manifest_cannot_reach_loopback_beyond_its_own_origin",
+         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises"),
+        what="`literal_refusal` not asked"),
+    Breakage(
+        "redirect hops and resolved names let past the address rule", "stage_e_dagster/remote/address.py",
+        (("        trusted = self.allow_private or origin(self.manifest_url) == found", "        trusted = True"),),
+        ("tests/db/test_remote_hostile.py::test_a_manifest_cannot_reach_loopback_beyond_its_own_origin",
+         "tests/unit/test_remote_addresses.py::test_a_name_is_refused_when_any_address_it_resolves_to_is_not_public"),
+        what="every target trusted"),
+    Breakage(
+        "connections made to the name instead of the checked address", "stage_e_dagster/remote/http_source.py",
+        (("            self.conn = HTTPConnection(target.address, target.port, timeout=connect)",
+          "            self.conn = HTTPConnection(target.host, target.port, timeout=connect)"),),
+        ("tests/unit/test_remote_addresses.py::test_the_connection_goes_to_the_address_that_was_checked",),
+        what="a plain-HTTP connection to `target.host`"),
+    Breakage(
+        "--allow-private not passed to the store client", "stage_e_dagster/remote/stores.py",
+        (("            return HttpSource(where, timeout_seconds=timeout_seconds, allow_private=allow_private,",
+          "            return HttpSource(where, timeout_seconds=timeout_seconds, allow_private=False,"),),
+        ("tests/db/test_remote_hostile.py::test_a_private_host_is_reached_only_when_the_source_allows_it",),
+        what="`open_source` drops it"),
+    Breakage(
+        "numbers from outside read with str.isdigit", "stage_e_dagster/domain/numbers.py",
+        (("    if text is None or not _DIGITS.fullmatch(text):\n        return None\n    value = int(text)\n"
+          "    return value if value <= maximum else None",
+          "    return int(text) if text and text.isdigit() else None"),),
+        ("tests/db/test_remote_hostile.py::test_a_content_length_that_is_no_number_is_a_named_skip_not_a_failed_batch",
+         "tests/review/test_review_hostile.py::test_cookies_are_secure_behind_tls_and_numbers_in_urls_never_give_an_error"),
+        what="`int(text) if text.isdigit()`"),
+    Breakage(
+        "a manifest name with a NUL taken in", "stage_e_dagster/domain/remote.py",
+        (("    if not storable(entry.identifier, MAX_NAME if name else MAX_URL) or not storable(entry.file_name):",
+          "    if False:"),),
+        ("tests/db/test_remote_hostile.py::test_one_unreadable_manifest_line_is_refused_by_name_and_the_tick_lists_every_source",
+         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises"),
+        what="the entry's `storable` check removed"),
+    Breakage(
+        "a manifest URL that does not parse raised", "stage_e_dagster/domain/remote.py",
+        (("    except (ValueError, TypeError) as err:  # urlsplit's",
+          "    except ZeroDivisionError as err:  # urlsplit's"),),
+        ("tests/db/test_remote_hostile.py::test_one_unreadable_manifest_line_is_refused_by_name_and_the_tick_lists_every_source",
+         "tests/unit/test_remote_addresses.py::test_an_entry_is_judged_on_its_own_and_never_raises"),
+        what="`parse_entry` lets its `ValueError` out"),
+    Breakage(
+        "an S3 page obstore refuses not read raw", "stage_e_dagster/remote/stores.py",
+        (("                if not _refused_page(err):", "                if True:"),),
+        ("tests/db/test_remote_hostile.py::test_keys_obstore_refuses_are_named_and_the_listing_pages_past_them",),
+        what="every listing error raised"),
+    Breakage(
+        "the request deadline's watchdog never started", "stage_e_dagster/remote/address.py",
+        (("        self._timer.daemon = True\n        self._timer.start()\n", "        self._timer.daemon = True\n"),),
+        ("tests/db/test_remote_hostile.py::test_a_host_that_drips_its_headers_is_cut_off_at_the_fetch_deadline",
+         "tests/db/test_remote_hostile.py::test_a_slow_manifest_holds_a_tick_no_longer_than_its_budget"),
+        what="`Watchdog`'s timer not started"),
+    Breakage(
+        "manifest size and entry caps ignored", "stage_e_dagster/remote/http_source.py",
+        (("        if self.seen > self.max_bytes:", "        if False:"),
+         ("                if index >= self.max_manifest_entries:", "                if False:")),
+        ("tests/db/test_remote_hostile.py::test_a_manifest_beyond_its_caps_fails_its_listing_and_says_why",),
+        what="both checks off"),
+    Breakage(
+        "any image format Pillow knows decoded", "stage_e_dagster/domain/evidence/load.py",
+        (("    return Image.open(source, formats=DECODED_FORMATS)", "    return Image.open(source)"),),
+        ("tests/unit/test_evidence_load.py::test_only_png_jpeg_and_webp_are_decoded_whatever_the_name",
+         "tests/db/test_catalog_import.py::test_symbols_store_reference_hashes"),
+        what="`open_image` without `formats`"),
+    Breakage(
+        "the review page answers any Host", "stage_e_dagster/review_web/security.py",
+        (("            if not self.policy.allows(host):", "            if False:"),),
+        ("tests/review/test_review_hostile.py::test_a_host_the_page_does_not_serve_is_refused_before_anything_else",),
+        what="`HostCheck` lets every request through"),
+    Breakage(
+        "the 403 streak counted per source, not per host", "stage_e_dagster/stages/stage_c_fetch.py",
+        (('        host = result.host or f"source:{job.source_id}"', '        host = f"source:{job.source_id}"'),),
+        ("tests/db/test_remote_hostile.py::test_403s_from_a_host_that_never_answered_are_named_skips_never_a_lockout",),
+        what="every fetch of a source keyed as one host"),
+    Breakage(
+        "gzip bodies decoded before they are judged", "stage_e_dagster/remote/http_source.py",
+        (("            chunk = self.response.read1(size, decode_content=False)",
+          "            chunk = self.response.read1(size, decode_content=True)"),),
+        ("tests/db/test_remote_hostile.py::test_a_gzip_body_is_judged_by_its_real_bytes",),
+        what="`read1(..., decode_content=True)`"),
+    Breakage(
+        "URL secrets kept in what is stored and shown", "stage_e_dagster/domain/addresses.py",
+        (("    if netloc == parts.netloc and not secret_query:", "    if True:"),),
+        ("tests/db/test_remote_hostile.py::test_no_secret_in_a_url_is_stored_or_shown",
+         "tests/unit/test_remote_addresses.py::test_a_url_is_shown_and_stored_without_its_secrets"),
+        what="`redact_url` returns the URL as it is"),
+    Breakage(
+        "review cookies never Secure behind TLS", "stage_e_dagster/review_web/app.py",
+        (("samesite=\"strict\", path=\"/\", secure=self.tls)", "samesite=\"strict\", path=\"/\", secure=False)"),),
+        ("tests/review/test_review_hostile.py::test_cookies_are_secure_behind_tls_and_numbers_in_urls_never_give_an_error",),
+        what="`secure=False`"),
+    Breakage(
+        "the review page reads a remote scan as a local file", "stage_e_dagster/review_web/app.py",
+        (("            if where.remote:", "            if False:"),),
+        ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",),
+        what="the remote branch of `scan_bytes` skipped"),
+    Breakage(
+        "a review-page fetch's 403 not counted", "stage_e_dagster/review_web/remote_scans.py",
+        (("            elif result.kind == FORBIDDEN:", "            elif False:"),),
+        ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",),
+        what="the 403 branch of `_record` skipped"),
+    Breakage(
         "a truncated reading votes", "stage_e_dagster/domain/evidence/fragments.py",
         (("""            digits.startswith(read_digits) or digits.endswith(read_digits)):
         return TRUNCATION""", """            digits.startswith(read_digits) or digits.endswith(read_digits)):
@@ -235,7 +341,8 @@ BREAKAGES = (
         what="`rivalry` finds no suffixed twin"),
     Breakage(
         "a number read from the copyright year votes", "stage_e_dagster/domain/calculators/join_key.py",
-        (("    untrusted = (evidence.collector_total is None and not by_set", "    untrusted = (False and not by_set"),),
+        (("    untrusted = (evidence.collector_total is None and not by_set",
+          "    untrusted = (False and not by_set"),),
         ("tests/unit/test_calculators_half_numbers.py::test_a_number_from_the_copyright_year_does_not_vote",),
         what="`doubt` never suspects the year"),
     Breakage(
@@ -249,7 +356,6 @@ BREAKAGES = (
           "    matches = list(_NUMBER_WITH_TOTAL.finditer(line))"),),
         ("tests/unit/test_evidence_parse.py::test_a_year_or_a_set_code_is_never_the_number",),
         what="`_with_total` keeps year ranges"),
-
 )
 
 

@@ -115,7 +115,8 @@ def image_evidence(
     if counters.lockout:
         lockout = counters.lockout
         raise EnvelopeTripped(Breach("fetch_lockout", float(lockout["streak"]), float(lockout["limit"] - 1),
-                                     {"source": lockout["source"], "trip": lockout["trip_id"]}))
+                                     {"source": lockout["source"], "host": lockout.get("host"),
+                                      "trip": lockout["trip_id"]}))
     context.log.info(f"Stage C workers: {counters.workers_why}")
     if counters.throttled:
         attempt = context.retry_number

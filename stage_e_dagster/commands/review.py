@@ -87,8 +87,10 @@ def review_serve(host: str | None, port: int | None) -> None:
     import uvicorn
 
     from stage_e_dagster.review_web.app import ReviewConfig, build_app
+    from stage_e_dagster.review_web.remote_scans import RemoteScans
     from stage_e_dagster.review_web.security import is_loopback, new_token
-    from stage_e_dagster.settings import review_page_url
+    from stage_e_dagster.settings import review_page_url, s3_credentials
+    from stage_e_dagster.stages.stage_c_fetch import FetchSettings
 
     conf = settings()
     host = host or conf.review_host
@@ -97,8 +99,11 @@ def review_serve(host: str | None, port: int | None) -> None:
     drawn = token is None and not is_loopback(host)
     if drawn:
         token = new_token()
-    config = ReviewConfig(engine=app_engine(), policy=conf.consensus_policy, token=token,
-                          admin_token=conf.review_admin_token, lease_seconds=conf.review_lease_seconds, port=port)
+    engine = app_engine()
+    config = ReviewConfig(engine=engine, policy=conf.consensus_policy, token=token,
+                          admin_token=conf.review_admin_token, lease_seconds=conf.review_lease_seconds, port=port,
+                          bind_host=host, base_url=conf.review_base_url, allowed_hosts=conf.review_allowed_hosts,
+                          remote=RemoteScans(engine, FetchSettings.from_settings(conf), s3_credentials))
     shown = "[" + host + "]" if ":" in host else host
     click.echo(f"review page: http://{shown}:{port}/  (links from Dagster use {review_page_url(conf)})")
     if token is None:
@@ -109,6 +114,9 @@ def review_serve(host: str | None, port: int | None) -> None:
         click.echo(f"access token ({origin}): {token}")
     click.echo("admin votes: " + ("sign in with the admin token" if config.admin_token else
                                   f"off (set {var_name('review_admin_token')} to allow them)"))
+    if not is_loopback(host) and not (conf.review_base_url or "").lower().startswith("https://"):
+        click.echo(f"warning: served beyond loopback over plain HTTP; put it behind a TLS proxy and set "
+                   f"{var_name('review_base_url')} to its https:// address (docs/deployment.md)", err=True)
     uvicorn.run(build_app(config), host=host, port=port, log_level="info", proxy_headers=False)
 
 

@@ -28,18 +28,24 @@ def sources() -> None:
 @click.option("--credentials", "credentials", metavar="NAME",
               help="s3:// only: the credential set to sign with; its secrets are read from "
                    "STAGE_E_S3_CREDENTIALS_<NAME>_ACCESS_KEY_ID and _SECRET_ACCESS_KEY (default: anonymous).")
-def add_command(location: str, key: str, endpoint: str | None, region: str | None, credentials: str | None) -> None:
+@click.option("--allow-private", is_flag=True,
+              help="http(s) manifests only: let its image URLs (and their redirects) reach loopback, private and "
+                   "link-local hosts off the manifest's own origin (default: public addresses only; "
+                   "docs/deployment.md). Registering again without it takes it back.")
+def add_command(location: str, key: str, endpoint: str | None, region: str | None, credentials: str | None,
+                allow_private: bool) -> None:
     """Register LOCATION as source KEY: a directory, s3://bucket/prefix, or an http(s):// JSON manifest of image
     URLs (again with another location: the source moves there)."""
     from stage_e_dagster.db.intake.sources import add_remote_source, add_source
     from stage_e_dagster.domain import remote
+    from stage_e_dagster.domain.addresses import has_userinfo, shown_location
 
     key = key.strip()
     if not key:
         raise click.UsageError("--key must not be blank")
     if not remote.is_remote(location):
-        if endpoint or region or credentials:
-            raise click.UsageError("--endpoint, --region and --credentials are for s3:// sources")
+        if endpoint or region or credentials or allow_private:
+            raise click.UsageError("--endpoint, --region, --credentials and --allow-private are for remote sources")
         directory = Path(location)
         if not directory.is_dir():
             raise click.BadParameter(f"Directory '{location}' does not exist.", param_hint="'LOCATION'")
@@ -50,6 +56,11 @@ def add_command(location: str, key: str, endpoint: str | None, region: str | Non
             where = remote.parse_location(location)
             if where.kind != "s3" and (endpoint or region or credentials):
                 raise click.UsageError("--endpoint, --region and --credentials are for s3:// sources")
+            if where.kind != "http" and allow_private:
+                raise click.UsageError("--allow-private is for http(s) manifests")
+            if has_userinfo(location) or (endpoint and has_userinfo(endpoint)):
+                raise remote.LocationError("a URL with user:password@ would be stored and shown; it is refused "
+                                           "(S3 signs with a named --credentials set)")
             if endpoint:
                 remote.check_http_url(endpoint, what="endpoint")
         except remote.LocationError as err:
@@ -59,13 +70,15 @@ def add_command(location: str, key: str, endpoint: str | None, region: str | Non
         try:
             with app_engine().begin() as conn:
                 row, moved_from = add_remote_source(conn, key, where, endpoint=endpoint, region=region,
-                                                    credentials=credentials)
+                                                    credentials=credentials, allow_private=allow_private)
         except ValueError as err:
             raise click.ClickException(str(err)) from None
+    shown = shown_location(row.location)
     if moved_from:
-        click.echo(f"source {row.key} moved from {moved_from} to {row.location}; its next sync reads every file")
+        click.echo(f"source {row.key} moved from {shown_location(moved_from)} to {shown}; its next sync reads "
+                   "every file")
     else:
-        click.echo(f"source {row.key}: {row.location}")
+        click.echo(f"source {row.key}: {shown}{' (private hosts allowed)' if row.allow_private else ''}")
     click.echo("the source_inbox sensor syncs it while `stage-e dev` runs (or now: stage-e sources sync)")
 
 
@@ -73,6 +86,7 @@ def add_command(location: str, key: str, endpoint: str | None, region: str | Non
 def list_command() -> None:
     """Every registered source: key, location, cards (and how many are missing), last sync."""
     from stage_e_dagster.db.intake.sources import card_counts, list_sources
+    from stage_e_dagster.domain.addresses import shown_location
 
     with app_engine().connect() as conn:
         rows = list_sources(conn)
@@ -85,8 +99,10 @@ def list_command() -> None:
         synced = f"{row.synced_at:%Y-%m-%d %H:%M:%S %Z}" if row.synced_at else "never"
         here = "" if row.remote or Path(row.location).is_dir() else "  (directory missing)"
         if row.remote:
-            here = f"  ({row.kind}{', credentials ' + row.credentials if row.credentials else ''})"
-        click.echo(f"{row.key:<16} {cards:>8} cards ({missing} missing)  synced {synced}  {row.location}{here}")
+            here = (f"  ({row.kind}{', credentials ' + row.credentials if row.credentials else ''}"
+                    f"{', private hosts allowed' if row.allow_private else ''})")
+        click.echo(f"{row.key:<16} {cards:>8} cards ({missing} missing)  synced {synced}  "
+                   f"{shown_location(row.location)}{here}")
 
 
 @sources.command("sync")
@@ -106,6 +122,8 @@ def sync_command(keys: tuple[str, ...], full: bool) -> None:
         result = sync_source(engine, row, full=full)
         if result.status == "unavailable":
             why = result.detail or "is missing or unreadable"
-            click.echo(f"{row.key}: {row.location} {why}; left as it was", err=True)
+            click.echo(f"{row.key}: {result.location} {why}; left as it was", err=True)
         else:
             click.echo(f"{row.key}: {result.summary.line()} ({result.seconds:.1f} s)")
+            for identifier, reason in result.summary.refused:
+                click.echo(f"refused {identifier}: {reason}", err=True)

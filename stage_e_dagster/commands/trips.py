@@ -15,8 +15,8 @@ def _value(number: float | None) -> str:
 def _line(trip: trip_store.Trip) -> str:
     line = (f"{trip.id}  {trip.bar:<18} observed {_value(trip.observed):>8} > ceiling {_value(trip.ceiling):<8}"
             f"  run {trip.run_id or '-'}  tripped {trip.tripped_at:%Y-%m-%d %H:%M:%S %Z}")
-    if (trip.detail or {}).get("source"):
-        line += f"  source {trip.detail['source']}"
+    if trip.names:
+        line += f"  {trip.names}"
     if trip.acknowledged_at is not None:
         line += f"  acknowledged {trip.acknowledged_at:%Y-%m-%d %H:%M:%S %Z}: {trip.acknowledged_note}"
     return line

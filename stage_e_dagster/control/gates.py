@@ -18,7 +18,7 @@ def trip_reason(trips: list[Trip]) -> str | None:
         return None
     first = trips[0]
     more = f" (and {len(trips) - 1} more)" if len(trips) > 1 else ""
-    source = f" (source {first.detail['source']})" if (first.detail or {}).get("source") else ""
+    source = f" ({first.names})" if first.names else ""
     return (f"envelope trip {first.id} is open{more}: bar {first.bar}{source} tripped by run {first.run_id}; "
             "nothing starts until an operator acknowledges it")
 

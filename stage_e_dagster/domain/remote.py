@@ -10,11 +10,15 @@ manifest entry its URL and declared content hash. A new token means new bytes, s
 that nothing changed. A manifest's declared sha256 serves as a card's provisional identity (it is a true content
 hash); an S3 ETag does not (it is an MD5 only for some uploads, and never a sha256).
 
-A fetch ends in one of five kinds, each with its own action (`docs/design.md`, "Remote sources"): `fetched`,
+A fetch ends in one of six kinds, each with its own action (`docs/design.md`, "Remote sources"): `fetched`,
 `throttled` (429, 503, a provider's slow-down: deferred, never failed), `forbidden` (403, 401: a named skip, or a
-lockout when several come in a row from a source that answered before), `gone` (404: a named skip; the next sync
-marks the card missing) and `broken` (truncated, corrupt, too large, timed out, any other error: a named skip that
-is retried a bounded number of times).
+lockout when several come in a row from a host that answered before), `gone` (404: a named skip; the next sync
+marks the card missing), `refused` (an address the source may not reach, `domain.addresses`: a named skip, no
+request sent) and `broken` (truncated, corrupt, too large, timed out, any other error: a named skip that is retried
+a bounded number of times).
+
+Each manifest entry is judged on its own (`parse_entry`): whatever one line holds (a NUL, a URL that does not
+parse), it is refused by name and the rest of the manifest is read (a size no column can hold is dropped).
 """
 
 from __future__ import annotations
@@ -27,20 +31,27 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
+from stage_e_dagster.domain.addresses import literal_refusal, redact_url
 from stage_e_dagster.domain.filenames import is_image_name
+from stage_e_dagster.domain.numbers import MAX_BIGINT
 
 KINDS = ("directory", "s3", "http")
 REMOTE_KINDS = ("s3", "http")
 
-THROTTLED, FORBIDDEN, GONE, BROKEN = "throttled", "forbidden", "gone", "broken"
-FETCH_KINDS = ("fetched", THROTTLED, FORBIDDEN, GONE, BROKEN)
+THROTTLED, FORBIDDEN, GONE, BROKEN, REFUSED = "throttled", "forbidden", "gone", "broken", "refused"
+FETCH_KINDS = ("fetched", THROTTLED, FORBIDDEN, GONE, REFUSED, BROKEN)
 
 BROKEN_REASONS = ("fetch-truncated", "fetch-corrupt", "fetch-too-large", "fetch-timeout", "fetch-error")
-FETCH_SKIPS = ("fetch-forbidden", "fetch-gone", *BROKEN_REASONS)
+FETCH_SKIPS = ("fetch-forbidden", "fetch-gone", "fetch-refused", *BROKEN_REASONS)
 """The named skips a fetch can end in (`card.fetch_failed` and Stage C's skip log). None of them is an image-load
 failure: a fetch that failed never counts against the envelope's image-failure bar."""
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_UNSTORABLE = re.compile(r"[\x00-\x1f\x7f]")
+MAX_NAME = 1000
+MAX_URL = 8000
+"""The longest name and URL a manifest entry may give (longer is refused, not cut; a signed URL runs to a few
+thousand characters)."""
 _PATH_SAFE = "/:@!$&'()*+,;=%~"
 _QUERY_SAFE = "/:@!$&'()*+,;=%~?"
 
@@ -90,9 +101,12 @@ def is_loopback(host: str | None) -> bool:
     if host.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        ip = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
 
 
 def parse_location(location: str) -> RemoteLocation:
@@ -110,12 +124,16 @@ def parse_location(location: str) -> RemoteLocation:
 
 
 def check_http_url(url: str, what: str = "URL") -> None:
-    """Refuse anything but https, and plain http on loopback."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise LocationError(f"{what} {url!r}: expected an http(s):// URL")
-    if parts.scheme == "http" and not is_loopback(parts.hostname):
-        raise LocationError(f"{what} {url!r}: plain http is allowed on loopback only (use https)")
+    """Refuse anything but https, and plain http on loopback (the message shows the URL redacted)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        raise LocationError(f"{what} {redact_url(url)!r}: not a URL that can be parsed") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise LocationError(f"{what} {redact_url(url)!r}: expected an http(s):// URL")
+    if parts.scheme == "http" and not is_loopback(host):
+        raise LocationError(f"{what} {redact_url(url)!r}: plain http is allowed on loopback only (use https)")
 
 
 def object_token(etag: str | None, size: int | None, last_modified: datetime | None) -> str:
@@ -135,38 +153,81 @@ class ManifestEntry:
 
     @property
     def token(self) -> str:
-        return f"http|{self.url}|{self.sha256 or ''}"
+        """The change token: the URL and declared hash, a URL holding a secret by its redacted form and a digest
+        (a new signature is a new version, and the stored token holds no secret)."""
+        shown = redact_url(self.url)
+        if shown == self.url:
+            return f"http|{self.url}|{self.sha256 or ''}"
+        digest = hashlib.blake2b(self.url.encode(), digest_size=8).hexdigest()
+        return f"http|{shown}|{self.sha256 or ''}|{digest}"
 
     @property
     def file_name(self) -> str:
-        """The name the card's name and set hint are parsed from: the identifier, or the URL's last segment."""
-        if self.identifier != self.url:
-            return self.identifier
-        return unquote(urlsplit(self.url).path.rsplit("/", 1)[-1])
+        return file_name_of(self.identifier, self.url)
 
 
-def parse_entry(raw: Any, manifest_url: str) -> ManifestEntry | str:
+def file_name_of(identifier: str, url: str | None) -> str:
+    """The name a remote card's name and set hint are parsed from: the identifier a manifest entry named, else (its
+    identifier is its URL) the URL's last segment."""
+    if url is None or identifier not in (url, redact_url(url)):
+        return identifier
+    return unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+
+
+def _without_userinfo(url: str) -> str:
+    """`url` with any `user:password@` dropped: it is never sent, and it must not be stored."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
+
+
+def storable(text: str, longest: int = MAX_NAME) -> bool:
+    """Whether `text` can be stored and shown as it is: no control character (a NUL in particular), valid UTF-8
+    (no lone surrogate from a JSON escape), at most `longest` characters."""
+    if len(text) > longest or _UNSTORABLE.search(text):
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def parse_entry(raw: Any, manifest_url: str, allow_private: bool = False) -> ManifestEntry | str:
     """A manifest entry (a URL string, or an object with `url` and optional `name`, `sha256` and `size`), resolved
-    against the manifest's URL; or why it is refused."""
+    against the manifest's URL; or why it is refused. Never raises, whatever the entry holds."""
+    try:
+        return _entry(raw, manifest_url, allow_private)
+    except (ValueError, TypeError) as err:  # urlsplit's "Invalid IPv6 URL", a bad escape, ...
+        return f"entry cannot be read: {type(err).__name__}"
+
+
+def _entry(raw: Any, manifest_url: str, allow_private: bool) -> ManifestEntry | str:
     if isinstance(raw, str):
         raw = {"url": raw}
     if not isinstance(raw, dict) or not isinstance(raw.get("url"), str):
         return "entry without a url"
-    url = _quoted(urljoin(manifest_url, raw["url"].strip()))
+    if not storable(raw["url"], MAX_URL):
+        return "url holds a control character, is not UTF-8 or is too long"
+    url = _without_userinfo(_quoted(urljoin(manifest_url, raw["url"].strip())))
     try:
         check_http_url(url, what="image")
     except LocationError as err:
         return str(err)
+    refused = literal_refusal(url, manifest_url, allow_private)
+    if refused is not None:
+        return f"image {redact_url(url)}: {refused}"
     name = raw.get("name")
-    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 1000):
+    if name is not None and (not isinstance(name, str) or not name.strip()):
         return "name is not a non-empty string"
     sha = raw.get("sha256")
     if sha is not None and (not isinstance(sha, str) or not _SHA256.match(sha.lower())):
         return "sha256 is not 64 hex digits"
     size = raw.get("size")
-    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_BIGINT):
         size = None
-    entry = ManifestEntry(name.strip() if name else url, url, sha.lower() if sha else None, size)
+    entry = ManifestEntry(name.strip() if name else redact_url(url), url, sha.lower() if sha else None, size)
+    if not storable(entry.identifier, MAX_NAME if name else MAX_URL) or not storable(entry.file_name):
+        return "its name holds a control character or is not UTF-8"
     if not is_image_name(entry.file_name):
         return "not a png, jpg, jpeg or webp name"
     return entry

@@ -17,6 +17,7 @@ import imagehash
 from PIL import Image
 
 from stage_e_dagster.domain.evidence.hashing import hash_to_int
+from stage_e_dagster.domain.evidence.load import open_image
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
 from stage_e_dagster.domain.filenames import is_image_name
 
@@ -167,11 +168,11 @@ def sha256_of(data: bytes) -> str:
 
 def content_phash(image: Path | BinaryIO) -> int | None:
     """A signed 64-bit phash of the whole image (a path or an open binary file), or None when it cannot be
-    decoded."""
+    decoded (or is not a PNG, JPEG or WebP: `domain.evidence.load.DECODED_FORMATS`)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(image) as img:
+            with open_image(image) as img:
                 if img.width * img.height > MAX_PIXELS:
                     return None
                 img.draft("L", (256, 256))

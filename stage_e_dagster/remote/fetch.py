@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stage_e_dagster.domain.remote import BROKEN
+from stage_e_dagster.remote.common import Body, StoreError
 from stage_e_dagster.remote.limiter import FleetLimiter, Turn
-from stage_e_dagster.remote.stores import Body, HttpSource, S3Source, StoreError
+from stage_e_dagster.remote.stores import HttpSource, S3Source
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class FetchResult:
     cached: bool = False
     seconds: float = 0.0
     requests: int = 0
+    host: str | None = None  # the host that gave the final answer (`fetch_host`'s key)
 
 
 @dataclass
@@ -154,18 +156,20 @@ def fetch_one(job: FetchJob, source: S3Source | HttpSource, cache: FetchCache, l
             raise _Stopped
         turns.append(turn)
 
+    host = None
     try:
         body = source.open(job.ref, acquire)
+        host = body.host
         request_started = time.monotonic()
         if body.size is not None and body.size > max_bytes:
             body.close()
-            raise StoreError(BROKEN, "fetch-too-large", 200, f"{body.size} bytes, limit {max_bytes}")
+            raise StoreError(BROKEN, "fetch-too-large", 200, f"{body.size} bytes, limit {max_bytes}", host)
         sha, size = cache.store(job.key, body, max_bytes, request_started + timeout_seconds, job.declared_sha256)
-        result = FetchResult(job.card_id, "fetched", sha256=sha, size=size, path=cache.path(job.key))
+        result = FetchResult(job.card_id, "fetched", sha256=sha, size=size, path=cache.path(job.key), host=host)
         if turns:
             limiter.report(turns[-1], "fetched")
     except StoreError as err:
-        result = FetchResult(job.card_id, err.kind, err.reason, err.status, err.detail)
+        result = FetchResult(job.card_id, err.kind, err.reason, err.status, err.detail, host=err.host or host)
         if turns:
             limiter.report(turns[-1], err.kind)
     except _Stopped:

@@ -6,6 +6,11 @@ candidate, `n` votes no-match, `s` skips -> the vote goes through `db.judgement.
 `stage-e vote` uses) with the page's precondition (`db.review.page.page_vote_check`) -> the claim is released and
 the next card is claimed in the same request, so it loads at once.
 
+Every request is first checked against the hosts the page serves (`security.HostPolicy`). A card of a remote
+source shows its scan through `review_web.remote_scans` (the fetch cache, else one fetch in the fleet's rate).
+Numbers from the URL are read strictly (`domain.numbers`): anything but a plain number in range is "no such card"
+or the first page, never an error.
+
 Database and image work runs in the thread pool; handlers only parse, check and render.
 """
 
@@ -19,6 +24,7 @@ from urllib.parse import parse_qs
 from sqlalchemy import Engine
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -35,18 +41,30 @@ from stage_e_dagster.db.review.page import (
     queue_entries,
     scan_location,
 )
+from stage_e_dagster.domain.numbers import parse_count
 from stage_e_dagster.review_web import files
 from stage_e_dagster.review_web.pages import render, secure, static
-from stage_e_dagster.review_web.security import SESSION_SECONDS, Session, SessionCodec, cross_site, tokens_equal
+from stage_e_dagster.review_web.security import (
+    SESSION_SECONDS,
+    HostCheck,
+    HostPolicy,
+    Session,
+    SessionCodec,
+    cross_site,
+    tokens_equal,
+)
 
 GRID_PAGE = 48
+MAX_GRID_PAGE = 10**9
 MAX_BODY = 16 * 1024
 
 
 @dataclass(frozen=True)
 class ReviewConfig:
     """How the app runs: its database's engine, consensus policy, tokens (None: not required / no admin votes), the
-    claim lease, and the port (which names the session cookie, so pages on two ports do not sign each other out)."""
+    claim lease, the port (which names the session cookie, so pages on two ports do not sign each other out), the
+    address it listens on, its base URL and the other host names it answers to (`security.HostPolicy`; an https base
+    URL makes its cookies Secure), and how it reads remote scans (`remote_scans.RemoteScans`; None: it shows none)."""
 
     engine: Engine
     policy: str = "funnel"
@@ -55,6 +73,10 @@ class ReviewConfig:
     lease_seconds: float = 120.0
     port: int = 8765
     secret: bytes | None = None
+    bind_host: str = "127.0.0.1"
+    base_url: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    remote: Any = None
 
     def __repr__(self) -> str:  # the database URL and the tokens are secrets
         return f"ReviewConfig(policy={self.policy!r}, port={self.port}, token_required={self.token is not None})"
@@ -79,6 +101,7 @@ class ReviewApp:
         self.config = config
         self.codec = SessionCodec(config.secret)
         self.cookie = f"stage_e_review_{config.port}"
+        self.tls = bool(config.base_url and config.base_url.lower().startswith("https://"))
 
     # --- plumbing -------------------------------------------------------------------------------------------
     def session(self, request: Request) -> Session | None:
@@ -87,7 +110,7 @@ class ReviewApp:
     def finish(self, response: Response, session: Session | None) -> Response:
         if session is not None:
             response.set_cookie(self.cookie, self.codec.dumps(session), max_age=SESSION_SECONDS, httponly=True,
-                                samesite="strict", path="/")
+                                samesite="strict", path="/", secure=self.tls)
         return secure(response)
 
     def db(self, work: Callable[..., Any], *args: Any) -> Awaitable[Any]:
@@ -142,10 +165,10 @@ class ReviewApp:
 
     @staticmethod
     def card_id(request: Request) -> int:
-        try:
-            return int(request.path_params["card_id"])
-        except ValueError as err:
-            raise Refusal(404, "There is no such card.") from err
+        found = parse_count(request.path_params["card_id"])
+        if found is None:
+            raise Refusal(404, "There is no such card.")
+        return found
 
     # --- sign in and out ------------------------------------------------------------------------------------
     async def index(self, request: Request) -> Response:
@@ -221,10 +244,10 @@ class ReviewApp:
         view, held_by = await self.db(work)
         if view is None:
             raise Refusal(404, f"No card has id {card_id}.")
-        then = request.query_params.get("then", "")
+        then = parse_count(request.query_params.get("then"))
         flash, session.flash = session.flash, None
         return render("card.html", session=session, view=view, held_by=held_by, flash=flash,
-                      then=int(then) if then.isdigit() else None, admin_enabled=self.config.admin_token is not None,
+                      then=then, admin_enabled=self.config.admin_token is not None,
                       lease_ms=int(self.config.lease_seconds * 1000),
                       my_vote=next((v for v in view.human_votes if v.voter == session.reviewer), None))
 
@@ -233,8 +256,7 @@ class ReviewApp:
         return JSONResponse(vars(counts), headers={"Cache-Control": "no-store"})
 
     async def grid(self, request: Request, session: Session) -> Response:
-        page = request.query_params.get("page", "1")
-        number = max(1, int(page)) if page.isdigit() else 1
+        number = max(1, parse_count(request.query_params.get("page"), MAX_GRID_PAGE) or 1)
 
         def work(conn: Any) -> tuple[Any, Any]:
             entries = queue_entries(conn, reviewer=session.reviewer, limit=GRID_PAGE + 1,
@@ -297,11 +319,19 @@ class ReviewApp:
 
     # --- images ---------------------------------------------------------------------------------------------
     async def scan_bytes(self, card_id: int) -> tuple[bytes, str]:
+        """The scan's bytes and media type (by content: PNG, JPEG or WebP only), from its source directory or, for
+        a remote card, through `remote_scans`."""
         where = await self.db(scan_location, card_id)
         if where is None:
             raise Refusal(404, "no such card")
         try:
-            return await run_in_threadpool(files.read_scan, *where)
+            if where.remote:
+                if self.config.remote is None:
+                    raise files.ScanRefused("this server reads no remote scans")
+                data = await run_in_threadpool(self.config.remote.read, where)
+            else:
+                data, _ = await run_in_threadpool(files.read_scan, where.location, where.identifier)
+            return data, files.media_type(data)
         except files.ScanRefused as err:
             raise Refusal(404, "scan not available") from err
 
@@ -354,4 +384,6 @@ class ReviewApp:
 
 def build_app(config: ReviewConfig) -> Starlette:
     """The review page as an ASGI app."""
-    return Starlette(routes=ReviewApp(config).routes(), max_body_size=MAX_BODY)
+    policy = HostPolicy.serving(config.bind_host, config.base_url, config.allowed_hosts)
+    return Starlette(routes=ReviewApp(config).routes(), max_body_size=MAX_BODY,
+                     middleware=[Middleware(HostCheck, policy=policy)])

@@ -1,4 +1,5 @@
-"""Scan files for the review page: read only from inside the card's source directory, and the crops shown beside.
+"""Scan files for the review page: read only from inside the card's source directory, served only as what their
+bytes are (PNG, JPEG or WebP, `media_type`), and the crops shown beside.
 
 A card's scan is `<source location>/<identifier>`. Both come from the database, but a row can be wrong and a
 directory can change after ingest, so the path is checked every time: the identifier must be relative, every
@@ -7,7 +8,7 @@ The file is then opened without following a final symlink, and the opened descri
 `/proc/self/fd`, where available), so swapping a path component for a symlink between the check and the read
 gains nothing.
 
-Crops use the extractor's own geometry (`load_scan`, bleed class, trim rectangle, `COLLECTOR_CROP`), so the
+Crops use the extractor's own geometry (`load_scan`, bleed class, trim rectangle, the bottom `BAND`), so the
 enlarged collector line is the region the OCR read.
 """
 
@@ -27,7 +28,9 @@ from stage_e_dagster.domain.filenames import IMAGE_SUFFIXES
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024
 MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
-CROPS = {"collector": (layout.COLLECTOR_CROP, 160), "symbol": (layout.SYMBOL_CROP, 96)}
+CROPS = {"collector": (layout.BAND, 110), "symbol": (layout.SYMBOL_CROP, 96)}
+"""What a reviewer sees enlarged: the whole bottom band (every era prints its collector line somewhere in it), and
+the set symbol; each with its height in pixels."""
 
 
 class ScanRefused(Exception):
@@ -67,6 +70,18 @@ def read_scan(location: str, identifier: str) -> tuple[bytes, str]:
             raise ScanRefused("file too large to serve")
         data = handle.read()
     return data, MEDIA_TYPES[path.suffix.lower()]
+
+
+def media_type(data: bytes) -> str:
+    """The media type of a scan by its content: PNG, JPEG or WebP (`DECODED_FORMATS`); `ScanRefused` for anything
+    else, whatever its name says (a browser is never handed bytes the pipeline would not decode)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    raise ScanRefused("not a PNG, JPEG or WebP image")
 
 
 def _png(img: Image.Image) -> bytes:

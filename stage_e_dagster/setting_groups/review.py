@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stage_e_dagster.domain.consensus import POLICIES
-from stage_e_dagster.setting_groups.declare import choice, port, positive_float, setting
+from stage_e_dagster.setting_groups.declare import choice, comma_list, port, positive_float, setting
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,10 @@ class ReviewSettings:
     review_base_url: str | None = setting(
         "STAGE_E_REVIEW_BASE_URL", None, "the review page's address in links (Stage D metadata)",
         shown="`http://<host>:<port>`")
+    review_allowed_hosts: tuple[str, ...] = comma_list(
+        "STAGE_E_REVIEW_ALLOWED_HOSTS", (), "host names the review page answers to besides its own address, "
+        "loopback names on a loopback bind, and the host of `STAGE_E_REVIEW_BASE_URL` (a request naming any other "
+        "`Host` is refused)", shown="none")
     review_lease_seconds: float = setting(
         "STAGE_E_REVIEW_LEASE_SECONDS", 120.0, "how long a card one reviewer has open is kept from the others",
         positive_float, shown="120")

@@ -59,6 +59,16 @@ class SourceSettings:
     fetch_fallback_share: float = setting(
         "STAGE_E_FETCH_FALLBACK_SHARE", 0.25, "the share of `STAGE_E_FETCH_RATE` one process uses while Postgres "
         "is unreachable (keep it at most 1 / the processes that fetch at once)", share, shown="0.25")
+    manifest_read_seconds: float = setting(
+        "STAGE_E_MANIFEST_READ_SECONDS", 120.0, "a manifest not read in full within this long (connect, headers, "
+        "body, whatever the server drips) fails its listing; a `source_inbox` tick gives it less, its own budget",
+        positive_float, shown="120")
+    manifest_max_bytes: int = setting(
+        "STAGE_E_MANIFEST_MAX_BYTES", 128 * 1024 * 1024, "a manifest larger than this fails its listing (the source "
+        "stays as it was, and says why)", positive_int, shown="134217728 (128 MiB)")
+    manifest_max_entries: int = setting(
+        "STAGE_E_MANIFEST_MAX_ENTRIES", 500_000, "a manifest with more entries than this fails its listing",
+        positive_int, shown="500000")
     fetch_cache: Path | None = setting(
         "STAGE_E_FETCH_CACHE", None, "where fetched bytes wait for Stage C on this host (a completed fetch survives "
         "a killed run and is never fetched twice)", path, shown="`$STAGE_E_HOME/fetch_cache`")

@@ -9,9 +9,10 @@ For the remote cards that need extraction:
    - fetched: the card's hash is verified, and it becomes an extraction task reading the cached file (then the
      copy logic of `stage_c_copies` applies as to any card);
    - throttled: the card is deferred (`THROTTLE_DEFER_SECONDS`), never failed, and the shared pace halves;
-   - forbidden: a named skip, or, as the source's 403s in a row reach the limit, a lockout: its trip is recorded,
+   - forbidden: a named skip, or, as one host's 403s in a row reach the limit, a lockout: its trip is recorded,
      the fetching stops and the batch halts (`Lockout` in the counters; the asset raises the envelope failure);
    - gone: a named skip (the next sync marks the card missing);
+   - refused: a named skip at once, no request sent (an address the source may not reach, `domain.addresses`);
    - broken: deferred with a growing wait until its `broken_retries`-th time, then a named skip.
 4. After extraction `release` removes the cache files of the cards that are settled; a card left owed keeps its
    file, so a killed or deferred batch never fetches a completed version twice.
@@ -32,7 +33,17 @@ from sqlalchemy import Engine, text
 
 from stage_e_dagster.db.intake import fetch_state
 from stage_e_dagster.db.judgement.identity_groups import settled
-from stage_e_dagster.domain.remote import BROKEN, FORBIDDEN, GONE, THROTTLED, Credentials, PaceRules, fetch_key
+from stage_e_dagster.domain.addresses import redact_url
+from stage_e_dagster.domain.remote import (
+    BROKEN,
+    FORBIDDEN,
+    GONE,
+    REFUSED,
+    THROTTLED,
+    Credentials,
+    PaceRules,
+    fetch_key,
+)
 from stage_e_dagster.domain.scan_files import MAX_SCAN_BYTES, content_phash
 from stage_e_dagster.domain.stage_c import CardWork, StageCCounters
 from stage_e_dagster.remote.fetch import STOPPED, FetchCache, FetchJob, FetchResult, fetch_one
@@ -64,6 +75,15 @@ class FetchSettings:
     broken_retries: int = 3
     recover_after: int = 20
     fallback_share: float = 0.25
+
+    @classmethod
+    def from_settings(cls, conf) -> FetchSettings:
+        """The fetch settings `conf` (`settings.Settings`) gives, for a process outside a run (the review page)."""
+        return cls(cache_dir=conf.fetch_cache or conf.home / "fetch_cache", rate=conf.fetch_rate,
+                   jitter_seconds=conf.fetch_jitter_seconds, concurrency=conf.fetch_concurrency,
+                   timeout_seconds=conf.fetch_timeout_seconds, max_bytes=conf.fetch_max_bytes,
+                   lockout_forbidden=conf.fetch_lockout_403s, broken_retries=conf.fetch_broken_retries,
+                   recover_after=conf.fetch_recover_after, fallback_share=conf.fetch_fallback_share)
 
 
 @dataclass
@@ -135,7 +155,8 @@ class RemoteFetcher:
                         counters.fetch.update(outcome.counts)
                         if outcome.lockout is not None:
                             lockout = outcome.lockout
-                            counters.lockout = {"source": lockout.source_key, "streak": lockout.streak,
+                            counters.lockout = {"source": lockout.source_key, "host": lockout.host,
+                                                "streak": lockout.streak,
                                                 "limit": lockout.limit, "trip_id": lockout.trip_id,
                                                 "cards_given_back": len(lockout.cards)}
                             self.log(f"{lockout.describe()}: trip {lockout.trip_id} recorded; fetching stops")
@@ -150,15 +171,16 @@ class RemoteFetcher:
 
     def _clients(self, source_ids: set[int], counters: StageCCounters) -> dict[int, object]:
         with self.engine.connect() as conn:
-            rows = conn.execute(text("SELECT id, key, kind, location, endpoint, region, credentials FROM source "
-                                     "WHERE id = ANY(CAST(:ids AS integer[]))"), {"ids": sorted(source_ids)}).all()
+            rows = conn.execute(text("SELECT id, key, kind, location, endpoint, region, credentials, allow_private "
+                                     "FROM source WHERE id = ANY(CAST(:ids AS integer[]))"),
+                                {"ids": sorted(source_ids)}).all()
         clients = {}
         for row in rows:
             try:
                 clients[row.id] = open_source(row.kind, row.location, endpoint=row.endpoint, region=row.region,
                                               credentials=row.credentials,
                                               timeout_seconds=self.settings.timeout_seconds,
-                                              credentials_for=self.credentials_for)
+                                              credentials_for=self.credentials_for, allow_private=row.allow_private)
             except SourceConfigError as err:
                 counters.fetch["unconfigured"] += 1
                 self.log(f"source {row.key} cannot be fetched from: {err}; its cards wait")
@@ -182,12 +204,14 @@ class RemoteFetcher:
         """Record one outcome (see the module docstring); what to count, and the task of a fetched card."""
         work, job, ref = item.work, item.job, item.work.remote
         counts: Counter[str] = Counter({"requests": result.requests})
-        detail = {"status": result.status, "detail": result.detail, "ref": job.ref[:300]}
+        detail = {"status": result.status, "detail": result.detail, "ref": redact_url(job.ref)[:300],
+                  "host": result.host}
+        host = result.host or f"source:{job.source_id}"
         with self.engine.begin() as conn:
             if result.kind == "fetched":
                 counts["cached" if result.cached else "fetched"] += 1
                 counts["bytes"] += 0 if result.cached else (result.size or 0)
-                fetch_state.source_answered(conn, job.source_id)
+                fetch_state.source_answered(conn, job.source_id, None if result.cached else host)
                 if not fetch_state.record_fetched(conn, work.card_id, ref.token, result.sha256, result.size, phash):
                     counts["superseded"] += 1
                     return _Outcome(counts)
@@ -197,11 +221,13 @@ class RemoteFetcher:
             if result.kind == THROTTLED:
                 fetch_state.defer(conn, [work.card_id], THROTTLE_DEFER_SECONDS)
             elif result.kind == GONE:
-                fetch_state.source_answered(conn, job.source_id)
+                fetch_state.source_answered(conn, job.source_id, host)
                 fetch_state.record_skip(conn, work.card_id, ref.token, job.key, "fetch-gone", detail, self.run_id)
+            elif result.kind == REFUSED:
+                fetch_state.record_skip(conn, work.card_id, ref.token, job.key, "fetch-refused", detail, self.run_id)
             elif result.kind == FORBIDDEN:
                 judged = fetch_state.record_forbidden(conn, job.source_id, work.card_id, ref.token, job.key,
-                                                      self.settings.lockout_forbidden, self._trip_run(), detail)
+                                                      self.settings.lockout_forbidden, self._trip_run(), detail, host)
                 if judged is not None:
                     self._stop.set()
                     counts["locked_out"] += 1

@@ -97,14 +97,15 @@ def test_symbols_store_reference_hashes(db_engine, tmp_path):
     symbols = tmp_path / "symbols"
     symbols.mkdir()
     codes = sorted({c["set"] for c in cards})
-    for code in codes:
+    for code in codes[1:]:
         render_set_symbol(code).save(symbols / f"{code}.png")
+    render_set_symbol(codes[0]).save(symbols / f"{codes[0]}.png", format="TIFF")  # a TIFF named .png: not decoded
     render_set_symbol("zzz").save(symbols / "zzz.png")
     (symbols / "bad.png").write_bytes(b"not a png")
     store_symbol_hashes(db_engine, symbols, summary)
-    assert summary.symbols_stored == len(codes)
+    assert summary.symbols_stored == len(codes) - 1
     assert summary.symbols_unknown_set == ["zzz"]
-    assert summary.symbols_unreadable == ["bad.png"]
+    assert sorted(summary.symbols_unreadable) == sorted(["bad.png", f"{codes[0]}.png"])
     with session_scope(db_engine) as s:
         hashes = {e.code: e.symbol_phash for e in s.scalars(select(Expansion))}
-    assert all(hashes[c] is not None for c in codes)
+    assert all(hashes[c] is not None for c in codes[1:]) and hashes[codes[0]] is None

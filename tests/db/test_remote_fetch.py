@@ -195,22 +195,24 @@ def test_a_broken_object_is_retried_a_bounded_number_of_times_then_skipped(db_en
 
 
 def test_a_403_judged_while_another_process_records_the_lockout_is_deferred_not_skipped(db_engine, web):
-    """Two fetchers (a connection each) get 403s from a source at once. The one that completes the streak records
+    """Two fetchers (a connection each) get 403s from a host at once. The one that completes the streak records
     the lockout; the other's 403 arrives while that transaction is open. It must wait for it and see the trip (the
     card deferred with the rest), not judge the 403 a single forbidden object: that would end the card's fetching for
-    good although the source, not the object, refused."""
+    good although the host, not the object, refused."""
     import threading
 
     from stage_e_dagster.db.intake import fetch_state
 
     _source(db_engine, web, _images(4))
+    host = web.url
     with db_engine.begin() as conn:
-        conn.execute(text("UPDATE source SET fetch_ok_at = now() WHERE key = 'cloud'"))  # it answered before
+        conn.execute(text("INSERT INTO fetch_host (host, fetch_ok_at) VALUES (:h, now())"), {"h": host})  # answered
         source = conn.execute(text("SELECT id FROM source WHERE key = 'cloud'")).scalar()
         cards = conn.execute(text("SELECT id, remote_token, identifier FROM card ORDER BY identifier")).all()
 
     def judge(conn, card) -> object:
-        return fetch_state.record_forbidden(conn, source, card.id, card.remote_token, card.identifier, 3, "run-a", {})
+        return fetch_state.record_forbidden(conn, source, card.id, card.remote_token, card.identifier, 3, "run-a", {},
+                                            host)
 
     with db_engine.begin() as conn:
         assert judge(conn, cards[0]) is None and judge(conn, cards[1]) is None

@@ -158,8 +158,8 @@ def test_scans_are_served_only_from_inside_their_source_directory(review_db, cor
     root, outside = tmp_path / "source", tmp_path / "secret"
     (root / "sub").mkdir(parents=True)
     outside.mkdir()
-    (outside / "secret.png").write_bytes(b"\x89PNG secret")
-    (root / "sub" / "inside.png").write_bytes(b"\x89PNG inside")
+    (outside / "secret.png").write_bytes(b"\x89PNG\r\n\x1a\n secret")
+    (root / "sub" / "inside.png").write_bytes(b"\x89PNG\r\n\x1a\n inside")
     os.symlink(outside / "secret.png", root / "escape.png")
     os.symlink(outside, root / "dir-link")
     os.symlink(root / "sub" / "inside.png", root / "alias.png")

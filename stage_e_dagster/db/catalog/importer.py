@@ -299,15 +299,17 @@ def _check_is_array(path: Path) -> None:
 
 
 def store_symbol_hashes(engine: Engine, symbols_dir: Path, summary: ImportSummary) -> None:
-    """Store each `<set code>.png` symbol's canonical phash on its expansion, one transaction per symbol."""
-    from PIL import Image, UnidentifiedImageError
+    """Store each `<set code>.png` symbol's canonical phash on its expansion, one transaction per symbol (a file that
+    is not a PNG, JPEG or WebP by content is unreadable, whatever its name)."""
+    from PIL import UnidentifiedImageError
 
     from stage_e_dagster.domain.evidence.hashing import symbol_phash
+    from stage_e_dagster.domain.evidence.load import open_image
 
     for png in sorted(symbols_dir.glob("*.png")):
         code = png.stem.lower()
         try:
-            with Image.open(png) as img:
+            with open_image(png) as img:
                 value = symbol_phash(img)
         except (OSError, UnidentifiedImageError, ValueError):
             summary.symbols_unreadable.append(png.name)

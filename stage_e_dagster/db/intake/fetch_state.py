@@ -1,15 +1,18 @@
 """What a fetch leaves in the database: the card's verified bytes, a named fetch skip, a broken attempt, a deferral,
-and the source's health (when it last answered; the 403s in a row since, which judge a lockout).
+and the health of the host that answered (when it last answered; the 403s in a row since, which judge a lockout).
 
 Each card write is guarded by the change token the fetch was for: a sync that saw a new version meanwhile wins,
 and the old version's outcome is dropped. A final fetch skip sets `card.fetch_failed` (the work rule then owes the
 card nothing) and is logged once in Stage C's skip log under the key `fetch:<fetch key>`, which never matches a
 content hash, so it is never carried to a copy and never counted as an image-load failure.
 
-A lockout is judged per source: the 403s in a row (`forbidden_streak`, and the cards that got them) count across
-every process; any answer from the source resets them. When they reach the limit and the source answered before,
-the lockout trip is recorded, the streak's cards are given back (their 403s were the lockout's, not theirs) and the
-streak starts again; all in one transaction. Every function runs in the caller's transaction.
+A lockout is judged per host (`fetch_host`, keyed by the origin of the URL that answered, or by bucket and endpoint
+for S3): the 403s in a row (`forbidden_streak`, and the cards that got them) count across every process and every
+source; any answer from the host resets them. So 403s scattered over a manifest's hosts never add up to a lockout,
+and a host that never answered (one that refuses hot-linking) gets named skips, never a lockout. When the streak
+reaches the limit and the host answered before, the lockout trip is recorded naming the source and the host, the
+streak's cards are given back (their 403s were the lockout's, not theirs) and the streak starts again; all in one
+transaction. Every function runs in the caller's transaction.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from stage_e_dagster.domain.work import STAGE_C_ID
 
 LOCKOUT_BAR = "fetch_lockout"
 ANSWER_WRITE_SECONDS = 5
-"""A source's `fetch_ok_at` is rewritten at most this often (not once per fetch) while nothing else changes."""
+"""A source's or host's `fetch_ok_at` is rewritten at most this often (not once per fetch) while nothing else
+changes."""
 
 
 def skip_key(fetch_key: str) -> str:
@@ -43,12 +47,19 @@ def record_fetched(conn: Connection, card_id: int, token: str, sha256: str, size
         {"sha": sha256, "size": size, "phash": phash, "id": card_id, "token": token}).rowcount == 1
 
 
-def source_answered(conn: Connection, source_id: int) -> None:
-    """The source answered a fetch: it counts as one that answered before, and its 403 streak ends."""
+def source_answered(conn: Connection, source_id: int, host: str | None = None) -> None:
+    """The source answered a fetch, from `host`: the host counts as one that answered before, and its 403 streak
+    ends."""
     conn.execute(text(
-        "UPDATE source SET fetch_ok_at = now(), forbidden_streak = 0, forbidden_cards = '{}' WHERE id = :s AND "
-        "(forbidden_streak > 0 OR fetch_ok_at IS NULL OR fetch_ok_at < now() - make_interval(secs => :every))"),
+        "UPDATE source SET fetch_ok_at = now() WHERE id = :s AND "
+        "(fetch_ok_at IS NULL OR fetch_ok_at < now() - make_interval(secs => :every))"),
         {"s": source_id, "every": ANSWER_WRITE_SECONDS})
+    if host is not None:
+        conn.execute(text(
+            "INSERT INTO fetch_host AS h (host, fetch_ok_at) VALUES (:h, now()) ON CONFLICT (host) DO UPDATE SET "
+            "fetch_ok_at = now(), forbidden_streak = 0, forbidden_cards = '{}' WHERE h.forbidden_streak > 0 OR "
+            "h.fetch_ok_at IS NULL OR h.fetch_ok_at < now() - make_interval(secs => :every)"),
+            {"h": host, "every": ANSWER_WRITE_SECONDS})
 
 
 def record_skip(conn: Connection, card_id: int, token: str, key: str, reason: str, detail: dict[str, Any],
@@ -90,7 +101,8 @@ def defer(conn: Connection, card_ids: Iterable[int], seconds: float) -> int:
 
 @dataclass(frozen=True)
 class Lockout:
-    """A source that locked us out: its key, the 403s in a row, the limit, the trip recorded, the cards given back."""
+    """A host that locked us out: the source whose fetch completed the streak, the host, the 403s in a row, the
+    limit, the trip recorded, the cards given back."""
 
     source_id: int
     source_key: str
@@ -98,46 +110,60 @@ class Lockout:
     limit: int
     trip_id: str | None
     cards: list[int] = field(default_factory=list)
+    host: str = ""
 
     def describe(self) -> str:
-        return (f"source {self.source_key} locked us out: {self.streak} 403s in a row from a source that answered "
-                f"before (limit {self.limit})")
+        return (f"host {self.host} of source {self.source_key} locked us out: {self.streak} 403s in a row from a "
+                f"host that answered before (limit {self.limit})")
+
+
+def host_locked(conn: Connection, host: str) -> bool:
+    """Whether a lockout trip naming `host` is open."""
+    return bool(conn.execute(text("SELECT EXISTS (SELECT 1 FROM envelope_trip WHERE acknowledged_at IS NULL AND "
+                                  "bar = :bar AND detail ->> 'host' = :h)"), {"bar": LOCKOUT_BAR, "h": host}).scalar())
 
 
 LOCKED = "locked"
-"""`record_forbidden`'s answer for a 403 from a source whose lockout trip is open: the card is deferred, not judged."""
+"""`record_forbidden`'s answer for a 403 from a host whose lockout trip is open: the card is deferred, not judged."""
 
 
-def record_forbidden(conn: Connection, source_id: int, card_id: int, token: str, key: str, limit: int,
-                     run_id: str, detail: dict[str, Any]) -> Lockout | str | None:
-    """A 403 (or 401): a named skip for the card (None), or, when it makes the source's streak a lockout (see the
-    module docstring), the lockout recorded; `LOCKED` while the source's lockout trip is open (a response to a
-    request that was in flight when it tripped, here or in another process: deferred with the rest).
+def record_forbidden(conn: Connection, source_id: int, card_id: int | None, token: str, key: str, limit: int,
+                     run_id: str, detail: dict[str, Any], host: str) -> Lockout | str | None:
+    """A 403 (or 401) from `host`: a named skip for the card (None), or, when it makes the host's streak a lockout
+    (see the module docstring), the lockout recorded; `LOCKED` while the host's lockout trip is open (a response to
+    a request that was in flight when it tripped, here or in another process: deferred with the rest). With no card
+    (a fetch for the review page) the 403 counts toward the streak and nothing is skipped.
 
-    The source's row is locked before the open trip is looked for: a 403 judged while another thread or process
+    The host's row is locked before the open trip is looked for: a 403 judged while another thread or process
     records the lockout waits for it, then sees its trip (a check before the wait would miss it and skip the card for
     good)."""
-    conn.execute(text("SELECT id FROM source WHERE id = :s FOR UPDATE"), {"s": source_id})
-    if conn.execute(text("SELECT EXISTS (SELECT 1 FROM envelope_trip WHERE acknowledged_at IS NULL AND bar = :bar "
-                         "AND detail ->> 'source_id' = CAST(:s AS text))"), {"bar": LOCKOUT_BAR, "s": source_id}
-                    ).scalar():
+    locked = text("SELECT host FROM fetch_host WHERE host = :h FOR UPDATE")
+    if conn.execute(locked, {"h": host}).first() is None:  # the host's first 403: its row, then the lock
+        conn.execute(text("INSERT INTO fetch_host (host) VALUES (:h) ON CONFLICT DO NOTHING"), {"h": host})
+        conn.execute(locked, {"h": host})
+    if host_locked(conn, host):
         return LOCKED
     row = conn.execute(text(
-        "UPDATE source SET forbidden_streak = forbidden_streak + 1, "
-        "forbidden_cards = array_append(forbidden_cards, CAST(:card AS bigint)) WHERE id = :s "
-        "RETURNING key, forbidden_streak, forbidden_cards, fetch_ok_at"), {"s": source_id, "card": card_id}).one()
+        "UPDATE fetch_host SET forbidden_streak = forbidden_streak + 1, forbidden_cards = CASE WHEN "
+        "CAST(:card AS bigint) IS NULL THEN forbidden_cards ELSE array_append(forbidden_cards, CAST(:card AS bigint)) "
+        "END WHERE host = :h RETURNING forbidden_streak, forbidden_cards, fetch_ok_at"),
+        {"h": host, "card": card_id}).one()
     if row.fetch_ok_at is None or row.forbidden_streak < limit:
-        record_skip(conn, card_id, token, key, "fetch-forbidden", detail, run_id)
+        if card_id is not None:
+            record_skip(conn, card_id, token, key, "fetch-forbidden", detail, run_id)
         return None
+    source_key = conn.execute(text("SELECT key FROM source WHERE id = :s"), {"s": source_id}).scalar()
     cards = sorted(set(row.forbidden_cards))
     conn.execute(text("UPDATE card SET fetch_failed = NULL WHERE id = ANY(CAST(:ids AS bigint[])) "
                       "AND fetch_failed = 'fetch-forbidden'"), {"ids": int_array(cards)})
-    conn.execute(text("UPDATE source SET forbidden_streak = 0, forbidden_cards = '{}' WHERE id = :s"), {"s": source_id})
+    conn.execute(text("UPDATE fetch_host SET forbidden_streak = 0, forbidden_cards = '{}' WHERE host = :h"),
+                 {"h": host})
     trip_id = trips.record_trip(conn, run_id, LOCKOUT_BAR, float(row.forbidden_streak), float(limit - 1), {
-        "source": row.key, "source_id": source_id, "cards": cards[:50], "recorded_by": "run",
-        "what": f"{row.forbidden_streak} consecutive 403s from source {row.key}, which answered before",
+        "source": source_key, "source_id": source_id, "host": host, "cards": cards[:50], "recorded_by": "run",
+        "what": f"{row.forbidden_streak} consecutive 403s from host {host} (source {source_key}), which answered "
+                "before",
     })
-    return Lockout(source_id, row.key, int(row.forbidden_streak), limit, trip_id, cards)
+    return Lockout(source_id, str(source_key), int(row.forbidden_streak), limit, trip_id, cards, host)
 
 
 def _json(detail: dict[str, Any]) -> str:

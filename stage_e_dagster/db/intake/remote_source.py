@@ -1,9 +1,12 @@
 """Syncing one remote source, as `db.intake.sources.sync_source` and the `source_inbox` tick do: open its store
 client, take the source's lock, list (`db.intake.remote_sync`), and say how it went as a `SourceSync`.
 
-A listing the store refused (throttled, forbidden, unreachable) or a source this process cannot open (a missing
-credential set) leaves the source as it was and says why (`unavailable`); a pass under way resumes later
-(`listing`). The tick never waits for the lock: a source another process is syncing is skipped (`busy`).
+A listing the store refused (throttled, forbidden, unreachable, a manifest too big or too slow) or a source this
+process cannot open (a missing credential set) leaves the source as it was and says why (`unavailable`); a pass under
+way resumes later (`listing`). The tick never waits for the lock: a source another process is syncing is skipped
+(`busy`). A manifest read within a tick's budget is cut off at the end of the budget (whatever its server drips) and
+left to a sync run (`too_big`). Whatever a store or a manifest sends, the outcome is one of these: bad input is
+never an exception out of here (a database error still is).
 """
 
 from __future__ import annotations
@@ -11,12 +14,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
 
 from stage_e_dagster.db.intake.remote_sync import RemotePass, list_manifest, list_s3
 from stage_e_dagster.db.intake.sources import SOURCE_LOCK_NAMESPACE, SourceRow, SourceSync
+from stage_e_dagster.domain.addresses import shown_location
 
 Opener = Callable[[SourceRow], Any]
 """Opens a source row's store client (`remote.stores.client_for`)."""
@@ -55,8 +61,8 @@ def sync_remote(engine: Engine, source: SourceRow, *, full: bool = False, budget
     started = time.monotonic()
 
     def result(status: str, done: RemotePass | None = None, detail: str = "") -> SourceSync:
-        sync = SourceSync(source.key, source.location, status, full, kind=source.kind, detail=detail,
-                          seconds=round(time.monotonic() - started, 3))
+        sync = SourceSync(source.key, shown_location(source.location), status, full, kind=source.kind,
+                          detail=detail, seconds=round(time.monotonic() - started, 3))
         if done is not None:
             sync.summary = done.summary
         return sync
@@ -72,11 +78,20 @@ def sync_remote(engine: Engine, source: SourceRow, *, full: bool = False, budget
             if source.kind == "s3":
                 done = list_s3(engine, source.id, client.pages, full=full, budget_seconds=budget_seconds)
             else:
-                done = list_manifest(engine, source.id, source.list_token, client.manifest, full=full,
+                manifest = client.manifest
+                if budget_seconds is not None:
+                    manifest = partial(client.manifest, deadline=started + budget_seconds)
+                done = list_manifest(engine, source.id, source.list_token, manifest, full=full,
                                      budget_seconds=budget_seconds)
         except StoreError as err:
+            if source.kind == "http" and budget_seconds is not None and err.reason == "fetch-timeout":
+                return result("too_big", detail=f"manifest not read within {budget_seconds:g} s; left to a sync run")
             return result("unavailable", detail=f"listing failed: {err.reason} ({err.status or 'no status'}) "
                                                 f"{err.detail[:120]}")
+        except SQLAlchemyError:
+            raise
+        except Exception as err:  # noqa: BLE001 - whatever a store or a manifest sent, one source never fails a tick
+            return result("unavailable", detail=f"listing failed: {type(err).__name__}: {str(err)[:120]}")
     if done.complete:
         return result("synced", done, "manifest unchanged" if done.unchanged else f"{done.listed} listed")
     if source.kind == "s3":

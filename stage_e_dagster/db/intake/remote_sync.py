@@ -33,18 +33,29 @@ from stage_e_dagster.db.core.arrays import int_array, text_array
 from stage_e_dagster.db.intake.ingest import IngestSummary
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.filenames import parse_card_filename
-from stage_e_dagster.domain.remote import ManifestEntry
+from stage_e_dagster.domain.remote import ManifestEntry, file_name_of
 from stage_e_dagster.remote.stores import Listed
 
 MANIFEST_BATCH = 500
-REOPENED_BY_FULL_SYNC = ("fetch-forbidden", "fetch-truncated", "fetch-corrupt", "fetch-too-large", "fetch-timeout",
-                         "fetch-error")
+REOPENED_BY_FULL_SYNC = ("fetch-forbidden", "fetch-refused", "fetch-truncated", "fetch-corrupt", "fetch-too-large",
+                         "fetch-timeout", "fetch-error")
 """Final fetch skips a full sync gives another chance (`fetch-gone` needs none: the listing decides)."""
 
 Pages = Callable[[str | None], Iterator[list[Listed]]]
 """Lists a source's objects after a key (all when None), in key order, one page at a time."""
 Manifest = Callable[[str | None], "tuple[str | None, Iterator[ManifestEntry | tuple[int, str]]] | None"]
 """Reads a manifest given its last validator: (new validator, entries), or None when it is unchanged."""
+
+
+def _storable(key: str) -> bool:
+    """Whether a listed key can be a cursor or a query parameter (no NUL, valid UTF-8)."""
+    if "\x00" in key:
+        return False
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass
@@ -97,9 +108,7 @@ def _upsert(conn: Connection, source_id: int, listed: list[Listed]) -> None:
 
 
 def _file_name(item: Listed) -> str:
-    if item.url is None or item.identifier != item.url:
-        return item.identifier
-    return ManifestEntry(item.identifier, item.url).file_name
+    return file_name_of(item.identifier, item.url)
 
 
 _STORED = text("SELECT identifier, remote_token, missing_since FROM card WHERE source_id = :s "
@@ -172,11 +181,16 @@ def list_s3(engine: Engine, source_id: int, pages: Pages, *, full: bool = False,
                          {"now": datetime.now(UTC), "s": source_id})
         if full:
             reopen_failed(conn, source_id)
-    for page in pages(cursor or None):
-        page = sorted(page, key=lambda item: item.identifier.encode("utf-8", "surrogateescape"))
-        if not page:
+    for listed in pages(cursor or None):
+        listed = sorted(listed, key=lambda item: item.identifier.encode("utf-8", "surrogateescape"))
+        page = [item for item in listed if item.refused is None]
+        for item in listed:
+            if item.refused is not None:
+                result.summary.refused.append((printable_key(item.identifier), item.refused))
+        bounds = [item.identifier for item in listed if _storable(item.identifier)]
+        if not bounds:
             continue
-        upto = page[-1].identifier
+        upto = bounds[-1]
         with engine.begin() as conn:
             _page(conn, source_id, cursor, page, upto, result.summary)
         cursor = upto
@@ -194,6 +208,12 @@ def list_s3(engine: Engine, source_id: int, pages: Pages, *, full: bool = False,
 
 
 _SEEN = "remote_seen"
+
+
+def printable_key(key: str) -> str:
+    """A refused key as it may be shown and stored: control characters and bytes that are not UTF-8 escaped."""
+    shown = key.encode("utf-8", "backslashreplace").decode("utf-8")
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in shown)
 
 
 def list_manifest(engine: Engine, source_id: int, validator: str | None, manifest: Manifest, *, full: bool = False,

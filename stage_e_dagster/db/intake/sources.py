@@ -51,6 +51,7 @@ class SourceRow:
     list_cursor: str | None = None
     list_token: str | None = None
     fetch_ok_at: datetime | None = None
+    allow_private: bool = False  # a manifest whose images may sit on private hosts off its origin
 
     @property
     def remote(self) -> bool:
@@ -58,7 +59,7 @@ class SourceRow:
 
 
 _SELECT = ("SELECT id, key, kind, location, created_at, synced_at, synced_listing, endpoint, region, credentials, "
-           "list_cursor, list_token, fetch_ok_at FROM source")
+           "list_cursor, list_token, fetch_ok_at, allow_private FROM source")
 
 
 def list_sources(conn: Connection, keys: Sequence[str] | None = None) -> list[SourceRow]:
@@ -88,28 +89,33 @@ def add_source(conn: Connection, key: str, directory: Path) -> tuple[SourceRow, 
 
 
 def add_remote_source(conn: Connection, key: str, location: RemoteLocation, *, endpoint: str | None = None,
-                      region: str | None = None, credentials: str | None = None) -> tuple[SourceRow, str | None]:
-    """Register the remote `location` as source `key` with its endpoint, region and credential set's name; returns
-    the row and the previous location when `key` pointed elsewhere (its next listing starts afresh). A key keeps its
-    kind: a directory's key cannot become a bucket's."""
+                      region: str | None = None, credentials: str | None = None, allow_private: bool = False
+                      ) -> tuple[SourceRow, str | None]:
+    """Register the remote `location` as source `key` with its endpoint, region, credential set's name and whether
+    its manifest may point at private hosts; returns the row and the previous location when `key` pointed elsewhere
+    (its next listing starts afresh; so does it when `allow_private` changed, and its refused fetches are tried
+    again). A key keeps its kind: a directory's key cannot become a bucket's."""
     before = list_sources(conn, [key])
     if before and before[0].kind != location.kind:
         raise ValueError(f"source {key} is a {before[0].kind} source; register the {location.kind} source under "
                          "another key")
     conn.execute(text(
-        "INSERT INTO source (key, kind, location, endpoint, region, credentials) "
-        "VALUES (:key, :kind, :location, :endpoint, :region, :credentials) ON CONFLICT (key) DO UPDATE SET "
+        "INSERT INTO source (key, kind, location, endpoint, region, credentials, allow_private) "
+        "VALUES (:key, :kind, :location, :endpoint, :region, :credentials, :private) ON CONFLICT (key) DO UPDATE SET "
         "location = EXCLUDED.location, endpoint = EXCLUDED.endpoint, region = EXCLUDED.region, "
-        "credentials = EXCLUDED.credentials"),
+        "credentials = EXCLUDED.credentials, allow_private = EXCLUDED.allow_private"),
         {"key": key, "kind": location.kind, "location": location.url, "endpoint": endpoint, "region": region,
-         "credentials": credentials})
+         "credentials": credentials, "private": allow_private})
     old = before[0] if before else None
     moved = None
+    if old is not None and old.allow_private != allow_private:  # what it may reach changed: list and fetch anew
+        conn.execute(text("UPDATE source SET list_token = NULL WHERE key = :key"), {"key": key})
+        conn.execute(text("UPDATE card SET fetch_failed = NULL, fetch_attempts = 0 WHERE source_id = :s "
+                          "AND fetch_failed = 'fetch-refused'"), {"s": old.id})
     if old is not None and (old.location, old.endpoint) != (location.url, endpoint):
         moved = old.location
         conn.execute(text("UPDATE source SET synced_at = NULL, list_cursor = NULL, list_started_at = NULL, "
-                          "list_token = NULL, fetch_ok_at = NULL, forbidden_streak = 0, forbidden_cards = '{}' "
-                          "WHERE key = :key"), {"key": key})
+                          "list_token = NULL, fetch_ok_at = NULL WHERE key = :key"), {"key": key})
     return list_sources(conn, [key])[0], moved
 
 

@@ -95,9 +95,12 @@ def fetch_status(conn) -> dict[str, Any]:
     pace = read_pace(conn)
     cards = {str(k): int(v) for k, v in conn.execute(text(_REMOTE_CARDS)).all()}
     outcomes = {str(k): int(v) for k, v in conn.execute(text(_FETCH_OUTCOMES)).all()}
-    locked = conn.execute(text("SELECT key FROM source WHERE forbidden_streak > 0 ORDER BY key")).scalars().all()
+    hosts = conn.execute(text("SELECT host FROM fetch_host WHERE forbidden_streak > 0 ORDER BY host")).scalars().all()
+    locked = conn.execute(text(
+        "SELECT DISTINCT s.key FROM fetch_host h JOIN card c ON c.id = ANY(h.forbidden_cards) "
+        "JOIN source s ON s.id = c.source_id WHERE h.forbidden_streak > 0 ORDER BY s.key")).scalars().all()
     return {"pace_factor": pace.factor, "halvings": pace.halvings, "remote_cards": cards,
-            "outcomes_last_hour": outcomes, "sources_answering_403": list(locked)}
+            "outcomes_last_hour": outcomes, "sources_answering_403": list(locked), "hosts_answering_403": list(hosts)}
 
 
 def pipeline_status(engine: Engine, recent: int = 5) -> PipelineStatus:
@@ -165,7 +168,7 @@ def format_status(status: PipelineStatus) -> str:
                      f"remote cards {counts(fetch['remote_cards'])}; last hour {counts(fetch['outcomes_last_hour'])}")
     if status.open_trips:
         first = status.open_trips[0]
-        source = f", source {first.detail['source']}" if (first.detail or {}).get("source") else ""
+        source = f", {first.names}" if first.names else ""
         lines.append(f"HALTED:   {len(status.open_trips)} open envelope trip(s), first {first.id} "
                      f"({first.bar}{source}); acknowledge with `stage-e trips ack`")
     else:
@@ -205,7 +208,7 @@ def status_document(status: PipelineStatus, queue: dict[str, Any], reclaimed: li
             "open": [{
                 "id": trip.id, "bar": trip.bar, "observed": trip.observed, "ceiling": trip.ceiling,
                 "run_id": trip.run_id, "tripped_at": _time(trip.tripped_at),
-                "source": (trip.detail or {}).get("source"),
+                "source": (trip.detail or {}).get("source"), "host": (trip.detail or {}).get("host"),
                 "open_seconds": round((now - trip.tripped_at).total_seconds()),
             } for trip in status.open_trips],
         },
@@ -218,7 +221,8 @@ def status_document(status: PipelineStatus, queue: dict[str, Any], reclaimed: li
         "fetch": {"pace_factor": status.fetch.get("pace_factor", 1.0), "halvings": status.fetch.get("halvings", 0),
                   "remote_cards": dict(status.fetch.get("remote_cards", {})),
                   "outcomes_last_hour": dict(status.fetch.get("outcomes_last_hour", {})),
-                  "sources_answering_403": list(status.fetch.get("sources_answering_403", []))},
+                  "sources_answering_403": list(status.fetch.get("sources_answering_403", [])),
+                  "hosts_answering_403": list(status.fetch.get("hosts_answering_403", []))},
         "reclaimed": list(reclaimed or []),
         "ineligible": {reason: int(status.ineligible.get(reason, 0)) for reason in REASONS},
     }

@@ -336,12 +336,41 @@ def page_vote_check(card_id: int, reviewer: str, version: str, source: str, poli
 
 
 _SOURCE_FILE = text(
-    "SELECT s.location, c.identifier FROM card AS c JOIN source AS s ON s.id = c.source_id WHERE c.id = :card_id"
+    "SELECT s.id AS source_id, s.kind, s.location, s.endpoint, s.region, s.credentials, s.allow_private, "
+    "c.identifier, c.remote_url, c.remote_token, c.content_sha256, c.content_verified "
+    "FROM card AS c JOIN source AS s ON s.id = c.source_id WHERE c.id = :card_id"
 )
 
 
-def scan_location(conn: Connection, card_id: int) -> tuple[str, str] | None:
-    """(source directory, identifier within it) of a card's scan, or None for an unknown card."""
-    row = conn.execute(_SOURCE_FILE, {"card_id": card_id}).one_or_none()
-    return (row.location, row.identifier) if row else None
+@dataclass(frozen=True)
+class ScanPlace:
+    """Where a card's scan is: a file under its source directory (`location`, `identifier`), or (`remote_token`
+    set) an object of a remote source, with what fetching it needs and the hash its bytes must have."""
 
+    location: str
+    identifier: str
+    kind: str = "directory"
+    source_id: int = 0
+    remote_url: str | None = None
+    remote_token: str | None = None
+    content_sha256: str | None = None
+    content_verified: bool = True
+    endpoint: str | None = None
+    region: str | None = None
+    credentials: str | None = None
+    allow_private: bool = False
+
+    @property
+    def remote(self) -> bool:
+        return self.remote_token is not None
+
+    @property
+    def ref(self) -> str:
+        """The object to fetch: a manifest entry's URL, or the S3 key (the identifier)."""
+        return self.remote_url if self.kind == "http" and self.remote_url else self.identifier
+
+
+def scan_location(conn: Connection, card_id: int) -> ScanPlace | None:
+    """Where a card's scan is, or None for an unknown card."""
+    row = conn.execute(_SOURCE_FILE, {"card_id": card_id}).one_or_none()
+    return ScanPlace(**row._mapping) if row else None

@@ -32,6 +32,12 @@ class Trip:
     acknowledged_at: datetime | None
     acknowledged_note: str | None
 
+    @property
+    def names(self) -> str:
+        """What the trip names beyond its bar: `source K` and, for a fetch lockout, `host H` (empty if neither)."""
+        detail = self.detail or {}
+        return ", ".join(f"{what} {detail[what]}" for what in ("source", "host") if detail.get(what))
+
 
 def new_trip_id(now: datetime | None = None) -> str:
     """`envtrip-<UTC yyyymmddTHHMMSS>-<8 hex>`."""

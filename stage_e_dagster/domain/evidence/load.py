@@ -1,6 +1,9 @@
 """Safe decoding of uploaded scan bytes into a normalised RGB image, or a named skip.
 
 Never raises on any input: an empty, foreign, corrupt, truncated or oversized file becomes an `EvidenceSkip`.
+Only PNG, JPEG and WebP are decoded (`DECODED_FORMATS`, by content, whatever the file is called): every other
+decoder Pillow carries (TIFF, PCX, DDS, SGI, EPS through Ghostscript, ...) is attack surface a scan never needs, and
+such a file is `unsupported-format`. `open_image` is the one way the package opens an image.
 """
 
 from __future__ import annotations
@@ -21,7 +24,15 @@ MIN_SIDE = 32
 # Images are decoded (JPEG draft) or reduced to at least this long side; larger adds cost, not legibility.
 WORK_LONG_SIDE = 1680
 
-_SIGNATURES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"BM", b"II*\x00", b"MM\x00*")
+DECODED_FORMATS = ("PNG", "JPEG", "WEBP")
+"""The only image formats decoded anywhere (Stage C, identity hashing, the review page, the symbol import)."""
+
+_SIGNATURES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff")
+
+
+def open_image(source: object) -> Image.Image:
+    """`Image.open` restricted to `DECODED_FORMATS`: anything else raises `UnidentifiedImageError`."""
+    return Image.open(source, formats=DECODED_FORMATS)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -48,6 +59,20 @@ def _looks_like_image(data: bytes) -> bool:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return True
     return any(data.startswith(sig) for sig in _SIGNATURES)
+
+
+def _other_format(data: bytes) -> str | None:
+    """The format Pillow would have decoded `data` as, when it is not one of `DECODED_FORMATS` (never decoding it:
+    only the plugins' signature checks run)."""
+    head = data[:64]
+    Image.init()
+    for name, (_factory, accept) in Image.OPEN.items():
+        try:
+            if name not in DECODED_FORMATS and accept is not None and accept(head):
+                return name
+        except Exception:  # a plugin's check is no reason to fail the card
+            continue
+    return None
 
 
 def _is_truncation(exc: BaseException) -> bool:
@@ -96,6 +121,9 @@ def load_scan(data: bytes) -> LoadedScan | EvidenceSkip:
     except UnidentifiedImageError as exc:
         if _looks_like_image(data):
             return _skip("truncated-image", error=str(exc), bytes=len(data))
+        other = _other_format(data)
+        if other is not None:
+            return _skip("unsupported-format", format=other, decoded=", ".join(DECODED_FORMATS))
         return _skip("unreadable-image", error=str(exc))
     except Exception as exc:  # any decoder failure is data, never a crash
         if _is_truncation(exc):
@@ -104,7 +132,7 @@ def load_scan(data: bytes) -> LoadedScan | EvidenceSkip:
 
 
 def _load(data: bytes) -> LoadedScan | EvidenceSkip:
-    img = Image.open(io.BytesIO(data))
+    img = open_image(io.BytesIO(data))
     width, height = img.size
     if width * height > MAX_PIXELS:
         return _skip("too-large", width=width, height=height, max_pixels=MAX_PIXELS)

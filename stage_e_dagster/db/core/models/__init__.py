@@ -6,7 +6,7 @@ tables in `Base.metadata`.
 """
 
 from stage_e_dagster.db.core.models.base import Base
-from stage_e_dagster.db.core.models.intake import Card, Source
+from stage_e_dagster.db.core.models.intake import Card, FetchHost, Source
 
 # isort: split
 from stage_e_dagster.db.core.models.catalogue import CatalogVersion, Expansion, Printing
@@ -22,7 +22,7 @@ from stage_e_dagster.db.core.models.review import ReviewClaim
 
 __all__ = [
     "Base",
-    "Source", "Card",
+    "Source", "Card", "FetchHost",
     "Expansion", "Printing", "CatalogVersion",
     "ImageEvidence", "CardPrintingTag", "CardPrintingTagArchive", "CardScanLog",
     "DispatchLedger", "WorkRule", "CardWork", "EnvelopeTrip", "FetchPace", "SweepCursor",

@@ -1,5 +1,5 @@
-"""The tables of intake: the places scans come from (`source`) and each uploaded scan with its consensus
-state (`card`)."""
+"""The tables of intake: the places scans come from (`source`), each uploaded scan with its consensus state
+(`card`), and the hosts remote fetches go to (`fetch_host`)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,19 @@ class Source(Base):
     list_token: Mapped[str | None] = mapped_column(Text)
     """A manifest's validator (ETag or Last-Modified) as last synced: an unchanged manifest is not downloaded."""
     fetch_ok_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    """When the source last answered a fetch: only a source that answered before can lock us out."""
+    """When the source last answered a fetch."""
+    allow_private: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    """A manifest whose images may sit on loopback, private or link-local addresses off its own origin."""
+
+
+class FetchHost(Base):
+    """One host remote fetches went to: when it last answered, and the 403s in a row since (a lockout is judged per
+    host, `db.intake.fetch_state`)."""
+
+    __tablename__ = "fetch_host"
+
+    host: Mapped[str] = mapped_column(Text, primary_key=True)
+    fetch_ok_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     forbidden_streak: Mapped[int] = mapped_column(Integer, server_default="0")
     forbidden_cards: Mapped[list[int]] = mapped_column(ARRAY(BigInteger), server_default=text("'{}'::bigint[]"))
 

@@ -5,15 +5,15 @@ layout (where on the card the number stood: `domain.printed_lines`) which printi
 needs both to tell a whole number from a piece of one. Existing rows keep NULL: the collector extractor's new
 version owes every card a new reading.
 
-Revision ID: 0015
-Revises: 0014
+Revision ID: 0016
+Revises: 0015
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0015"
-down_revision = "0014"
+revision = "0016"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
