@@ -67,7 +67,7 @@ def got(found: Evidence) -> tuple[str | None, str | None]:
     return normalise_collector_number(found.collector_number) or None, found.set_code
 
 
-@pytest.mark.parametrize("index", [47, 75, 37, 107])
+@pytest.mark.parametrize("index", [75, 107, 122, 152])
 def test_slash_read_as_a_digit(engine: TesserocrEngine, index: int) -> None:
     found, texts = read(PLAN[index], engine)
     assert any(re.search(r"\d{5,}", text) for text in texts), texts  # "184/302" came out as "1847302"
@@ -92,10 +92,10 @@ def test_empty_or_garbage_first_read_on_a_small_scan_escalates(engine: Tesserocr
     assert got(found) == expected(scan.card), texts
 
 
-@pytest.mark.parametrize("index", [24, 62, 63, 117, 141])
+@pytest.mark.parametrize("index", [117, 141, 179, 188])
 def test_illus_variants_are_never_a_set_code(engine: TesserocrEngine, index: int) -> None:
-    """The credit line of the frames that print no set code ("Illus. Anna Chen" over the legal line, or alone)
-    comes out as "Nlus.", "ttus.", "llus."...: none of it is a set code."""
+    """The credit line of a card printed before collector numbers ("Illus. Anna Chen", over its copyright line or
+    beside it) comes out as "Nlus.", "ttus.", "llus."...: none of it is a number or a set code."""
     scan = PLAN[index]
     assert layout_of_card(scan.card) not in CODE_LAYOUTS
     found, texts = read(scan, engine)
