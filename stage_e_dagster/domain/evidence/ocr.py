@@ -96,9 +96,6 @@ class TesserocrEngine:
         api = tesserocr.PyTessBaseAPI(path=str(path), lang=LANG)
         api.SetVariable("user_defined_dpi", "300")
         api.SetVariable("debug_file", "/dev/null")
-        # Every crop reaches the engine as dark text on white (`preprocess.text_image`): a second, inverted try
-        # at each doubtful line, which Tesseract makes by default, finds nothing and costs time.
-        api.SetVariable("tessedit_do_invert", "0")
         self._api, self._pid = api, os.getpid()
         return api
 
