@@ -197,6 +197,8 @@ def test_split_digit_run_prefers_a_slash_read_as_7_or_1_and_a_number_within_its_
     assert split_digit_run("71382")[0] == ("7", 382)
     assert ("12", 7280) in split_digit_run("1297280")  # kept for the catalogue to rule out
     assert all(total >= 10 for _, total in split_digit_run("10000"))  # a total never starts with 0
+    assert split_digit_run("10395")[-1] == ("395", None)  # "R 0395" with the rarity letter read as a 1
+    assert ("47", 153) in split_digit_run("4711530")  # "47/153 C" with the slash a 1 and the C a 0
 
 
 @pytest.mark.parametrize(

@@ -249,7 +249,9 @@ def _with_alternatives(number: str, total: int | None, line: str, start: int) ->
 def split_digit_run(run: str) -> list[NumberOption]:
     """Every (number, total) a run of 5-9 digits may be, most plausible first: a number of 1-4 digits, one digit
     that was the slash, and a total of 2-4 digits (or number and total with the slash lost). Plausible means the
-    slash read as 7 or 1 (how OCR misreads it), a three-digit total, and a number no larger than its total."""
+    slash read as 7 or 1 (how OCR misreads it), a three-digit total, and a number no larger than its total. Last,
+    what a letter read as a digit makes of a run: the rarity letter after the total ("4711530" is "47/153 C"), or
+    before a zero-padded number ("10395" is "R 0395")."""
     options: list[tuple[int, NumberOption]] = []
     for size in range(min(4, len(run) - 3), 0, -1):
         number, rest = run[:size], run[size:]
@@ -258,7 +260,12 @@ def split_digit_run(run: str) -> list[NumberOption]:
                 score = 2 * (kept and rest[0] in "71") + (len(total) == 3) + 2 * (int(number) <= int(total))
                 options.append((score, (number, int(total))))
     options.sort(key=lambda item: -item[0])  # stable: longer numbers first among equals
-    return [option for _, option in options]
+    found = [option for _, option in options]
+    if len(run) >= 6:  # the rarity letter after the total, read as a digit
+        found += [option for option in split_digit_run(run[:-1]) if option not in found]
+    if len(run) == 5 and run[1] == "0" and run[2:].strip("0"):  # the rarity letter before a four-digit number
+        found.append((run[1:].lstrip("0"), None))
+    return found
 
 
 def _credit_near(line: str, start: int, end: int) -> bool:
