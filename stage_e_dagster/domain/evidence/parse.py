@@ -199,10 +199,14 @@ def _abbreviations(line: str) -> set[str]:
 _ACCENTED = re.compile("[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff]")
 
 
+_AMPERSAND_DIGIT = re.compile(r"(?<=\d)&|&(?=\d)")
+
+
 def _clean_lines(text: str) -> list[str]:
     """Non-empty lines, accented letters as "?": nothing on a collector line has one, so it is a glyph OCR could
-    not read ("FD6" read as "FDé"), which snapping then counts as one wrong character."""
-    text = _ACCENTED.sub("?", text.replace("\r", "\n"))
+    not read ("FD6" read as "FDé"), which snapping then counts as one wrong character. An ampersand against a digit
+    is an 8 ("5&/344"): the legal line's "™ &" stands apart."""
+    text = _AMPERSAND_DIGIT.sub("8", _ACCENTED.sub("?", text.replace("\r", "\n")))
     return [line.strip() for line in text.split("\n") if line.strip()]
 
 
