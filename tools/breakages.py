@@ -356,6 +356,29 @@ BREAKAGES = (
           "    matches = list(_NUMBER_WITH_TOTAL.finditer(line))"),),
         ("tests/unit/test_evidence_parse.py::test_a_year_or_a_set_code_is_never_the_number",),
         what="`_with_total` keeps year ranges"),
+    Breakage(
+        "a run's failure recorded without locking its ledger row", "stage_e_dagster/db/runs/ledger.py",
+        (('"SELECT status FROM dispatch_ledger WHERE run_id = :run_id FOR UPDATE"',
+          '"SELECT status FROM dispatch_ledger WHERE run_id = :run_id"'),),
+        ("tests/db/test_ledger_races.py::test_two_failure_records_of_one_run_defer_its_cards_once",),
+        what="`mark_failed` reads the row's status without `FOR UPDATE`"),
+    Breakage(
+        "sweep cursors moved without comparing", "stage_e_dagster/db/work/queue.py",
+        (('" WHERE name = :name AND position = :position AND wrap_count = :wrap_count"',
+          '" WHERE name = :name AND CAST(:position AS bigint) IS NOT NULL AND CAST(:wrap_count AS int) IS NOT NULL"'),),
+        ("tests/db/test_store_races.py::test_two_reconcile_steps_at_once_never_take_the_same_window",
+         "tests/db/test_backstop_sweep.py::test_two_concurrent_sweepers_claim_disjoint_ranges_covering_every_card"),
+        what="`_move_cursor` swaps whatever the cursor holds"),
+    Breakage(
+        "the work rule synced without its lock", "stage_e_dagster/db/work/work_rule.py",
+        (('        conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _SYNC_LOCK_KEY})\n', ""),),
+        ("tests/db/test_store_races.py::test_two_syncs_of_a_changed_rule_recompute_it_once",),
+        what="`sync` takes no advisory lock"),
+    Breakage(
+        "a review claim taken from its holder", "stage_e_dagster/db/review/claims.py",
+        (('"WHERE rc.reviewer = EXCLUDED.reviewer OR rc.expires_at <= now() "', ""),),
+        ("tests/review/test_review_page.py::test_reviewers_claiming_at_the_same_moment_never_share_a_card",),
+        what="the claim's upsert takes the card whoever holds it"),
 )
 
 

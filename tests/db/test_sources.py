@@ -166,3 +166,21 @@ def test_the_feeder_copies_in_waves_and_a_second_run_finds_nothing_to_do(tmp_pat
     again.stop()
     assert again.copied == 0 and "already" in said[-1]
 
+
+
+def test_moving_one_source_leaves_another_sources_sync_alone(db_url, db_engine, tmp_path):
+    """Two synced sources: moving `one` makes it read in full at its next sync, `two` keeps its last sync."""
+    small_scan(tmp_path / "one" / "a.png")
+    small_scan(tmp_path / "two" / "b.png", shade=90)
+    with db_engine.begin() as conn:
+        one, _ = add_source(conn, "one", tmp_path / "one")
+        two, _ = add_source(conn, "two", tmp_path / "two")
+    assert sync_source(db_engine, one).status == sync_source(db_engine, two).status == "synced"
+    with db_engine.connect() as conn:
+        synced = {s.key: (s.synced_at, s.synced_listing) for s in list_sources(conn)}
+    assert all(at is not None and listing for at, listing in synced.values())
+    with db_engine.begin() as conn:
+        assert add_source(conn, "one", tmp_path / "two")[1] == str((tmp_path / "one").resolve())
+    with db_engine.connect() as conn:
+        after = {s.key: (s.synced_at, s.synced_listing) for s in list_sources(conn)}
+    assert after == {"one": (None, None), "two": synced["two"]}
