@@ -379,6 +379,24 @@ BREAKAGES = (
         (('"WHERE rc.reviewer = EXCLUDED.reviewer OR rc.expires_at <= now() "', ""),),
         ("tests/review/test_review_page.py::test_reviewers_claiming_at_the_same_moment_never_share_a_card",),
         what="the claim's upsert takes the card whoever holds it"),
+    Breakage(
+        "the state layer reaching the wire again", "stage_e_dagster/db/intake/sources.py",
+        (("    if source.remote:\n        raise ValueError(",
+          "    if source.remote:\n        from stage_e_dagster.remote.listing import sync_remote\n\n"
+          "        return sync_remote(engine, source, full=full)\n        raise ValueError("),),
+        ("tests/unit/test_import_contracts.py::test_every_enforced_import_contract_is_kept",),
+        what="`sync_directory` lists a remote source through a deferred import of `remote.listing`"),
+    Breakage(
+        "one generation's throttles halving the pace twice", "stage_e_dagster/db/intake/pace.py",
+        (("    WHERE id = 1 AND generation = :generation", "    WHERE id = 1"),),
+        ("tests/db/test_fetch_races.py::test_two_throttled_responses_of_one_generation_halve_the_pace_once",),
+        what="the compare-and-swap on `generation` dropped"),
+    Breakage(
+        "a fetch's bytes stored on a card that moved to a new version", "stage_e_dagster/db/intake/fetch_state.py",
+        (('"fetch_attempts = 0, updated_at = now() WHERE id = :id AND remote_token = :token"),',
+          '"fetch_attempts = 0, updated_at = now() WHERE id = :id"),'),),
+        ("tests/db/test_fetch_races.py::test_an_outcome_for_the_old_version_that_meets_a_sync_of_the_new_one_is_dropped",),
+        what="`record_fetched` without its compare-and-swap on `remote_token`"),
 )
 
 

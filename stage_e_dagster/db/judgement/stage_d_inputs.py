@@ -19,8 +19,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, text
 
+from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.catalog.lookup import LOOKUP_RECORD
-from stage_e_dagster.db.core.arrays import int_array, text_array
 from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE, ELIGIBILITY_FROM, INELIGIBILITY
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef, normalise_name
 from stage_e_dagster.domain.evidence.model import Evidence
