@@ -175,7 +175,7 @@ def test_moving_one_source_leaves_another_sources_sync_alone(db_url, db_engine, 
     with db_engine.begin() as conn:
         one, _ = add_source(conn, "one", tmp_path / "one")
         two, _ = add_source(conn, "two", tmp_path / "two")
-    assert sync_source(db_engine, one).status == sync_source(db_engine, two).status == "synced"
+    assert sync_directory(db_engine, one).status == sync_directory(db_engine, two).status == "synced"
     with db_engine.connect() as conn:
         synced = {s.key: (s.synced_at, s.synced_listing) for s in list_sources(conn)}
     assert all(at is not None and listing for at, listing in synced.values())
