@@ -43,7 +43,8 @@ def test_a_hit_is_the_calculators_own_printing_vote_at_or_above_its_hit_confiden
     assert not calc.is_hit(Vote(1, calc.id, None, confidence=0.9, is_no_match=True))
     assert not calc.is_hit(Abstention(1, calc.id, "ambiguous"))
     assert not calc.is_hit(None)
-    assert not Calculator("stage-d-test-v1", _never, hit_confidence=None).is_hit(Vote(1, "stage-d-test-v1", 5, confidence=1.0))
+    never = Calculator("stage-d-test-v1", _never, hit_confidence=None)
+    assert not never.is_hit(Vote(1, never.id, 5, confidence=1.0))
     join_key = CALCULATORS[0]
     assert is_confident_hit(Vote(1, join_key.id, 5, confidence=CONFIDENT_JOIN_KEY))
     assert not is_confident_hit(Vote(1, join_key.id, 5, confidence=CONFIDENT_JOIN_KEY - 0.01))

@@ -56,6 +56,8 @@ def test_loopback_hosts_by_name_and_address(host: str | None, loopback: bool) ->
 def test_an_s3_location_is_a_bucket_and_a_prefix_without_slashes_at_its_ends() -> None:
     loc = parse_location("  s3://scans//2024/a//  ")
     assert (loc.kind, loc.url, loc.bucket, loc.prefix) == ("s3", "s3://scans/2024/a", "scans", "2024/a")
+    xs = parse_location("s3://boX/Xa/X/")
+    assert (xs.url, xs.bucket, xs.prefix) == ("s3://boX/Xa/X", "boX", "Xa/X")
     bare = parse_location("s3://scans/")
     assert (bare.url, bare.prefix) == ("s3://scans", "")
     for bad in ("s3://scans/a?x=1", "s3://scans/a#f", "s3:///a"):
@@ -145,6 +147,7 @@ def test_every_refusal_of_an_entry_is_named() -> None:
     got = {why: [parse_entry(raw, BASE) for raw in raws] for why, raws in refusals.items()}
     assert got == {why: [why] * len(raws) for why, raws in refusals.items()}
     assert isinstance(parse_entry("https://10.1.2.3/a.png", BASE, allow_private=True), ManifestEntry)
+    assert isinstance(parse_entry("a.png", "https://127.0.0.1/m.json"), ManifestEntry), "the manifest's own origin"
 
 
 def test_the_longest_url_and_name_an_entry_may_give() -> None:
