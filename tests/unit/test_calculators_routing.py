@@ -9,6 +9,7 @@ from stage_e_dagster.domain.calculators.slow_path import (
     SLOW_PATH_ID,
     TO_REVIEW,
     evidence_version_key,
+    route,
     run_calculators,
 )
 from stage_e_dagster.domain.catalog import CardRef, PrintingRef
@@ -93,3 +94,9 @@ def test_an_ineligible_card_gets_the_work_rules_reason_from_every_calculator_and
         "low-dpi", SUMMARY, "token")
     assert set(marker.detail) >= {"weak_vote", "shy", "never"}
     assert outcome.abstentions == [*outcome.results.values(), marker] and outcome.votes == []
+
+
+def test_a_calculator_that_did_not_run_is_described_as_such() -> None:
+    marker = route(CARD, {}, None, REGISTRY)
+    assert marker.detail["why"] == ["weak-vote:not-run", "shy:not-run", "never:not-run"]
+    assert marker.detail["shy"] == {"outcome": "not-run"}
