@@ -478,7 +478,7 @@ DIGIT_RUNS = {
 }
 
 
-@pytest.mark.parametrize(("text", "parsed"), COLLECTOR_CASES, ids=[text[:24] for text, _ in COLLECTOR_CASES])
+@pytest.mark.parametrize(("text", "parsed"), COLLECTOR_CASES, ids=[f"case{i}" for i in range(len(COLLECTOR_CASES))])
 def test_a_collector_block_parses_whole(text: str, parsed: CollectorParse) -> None:
     assert parse_collector(text) == parsed
 
