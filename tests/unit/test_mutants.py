@@ -21,8 +21,8 @@ def test_it_mutates_the_pure_core_files_and_holds_the_settled_ones() -> None:
     files = mutated_files()
     assert "stage_e_dagster/domain/consensus.py" in files and "stage_e_dagster/domain/calculators/era.py" in files
     assert all(path.startswith("stage_e_dagster/domain/") for path in files)
-    assert [p for p in files if held(p)] == [f"stage_e_dagster/domain/{name}.py"
-                                             for name in ("consensus", "envelope", "governor", "kinds")]
+    assert [p for p in files if not held(p)] == [], "every mutated file is held to the bar"
+    assert len(files) == 13, "the calculators (six and __init__), consensus, parse, kinds, envelope, governor, remote"
     for pattern in NOT_YET_HELD:
         assert any(fnmatch.fnmatch(path, pattern) for path in files), f"{pattern} matches no mutated file"
 
@@ -37,9 +37,10 @@ def test_a_mutants_name_gives_its_file() -> None:
     assert file_of("stage_e_dagster.domain.work.x_retry_backoff__mutmut_1", modules) is None
 
 
-def test_the_report_holds_a_held_file_to_the_bar_and_only_reports_the_others(capsys) -> None:
+def test_the_report_holds_a_held_file_to_the_bar_and_only_reports_the_others(capsys, monkeypatch) -> None:
     """Nine of ten killed (a timeout counts: the tests noticed) meets the bar; eight does not; a file not held yet
     is reported whatever its figure."""
+    monkeypatch.setattr("tools.mutants.NOT_YET_HELD", {"stage_e_dagster/domain/remote.py": "being rewritten"})
     files = ["stage_e_dagster/domain/kinds.py", "stage_e_dagster/domain/remote.py"]
     kinds = {f"stage_e_dagster.domain.kinds.x_f__mutmut_{i}": "killed" for i in range(8)}
     kinds["stage_e_dagster.domain.kinds.x_f__mutmut_8"] = "timeout"
