@@ -1,0 +1,228 @@
+"""Find the card in an uploaded image: a scan is already the card; a photo holds one, to be cut out and straightened.
+
+`find_card(image)` answers with a `FoundCard` (the card alone, upright, and its four corners in the image) or a
+`CardNotFound` naming why no single whole card could be isolated. No guess: a photo of several cards, a card run
+off the frame or a card too small in it is a named skip.
+
+- **Already a card.** An image in a card's proportions (trimmed or with bleed, `geometry.classify_bleed`) is a scan
+  or a render: it comes back as it is, with the image's own corners, for the cost of one division. So is an image
+  in other proportions whose best outline is the image's own edge.
+- **A photo.** Outlines are searched on a copy about 640 px long (`card_outline`); the card is the best supported
+  four-sided outline in a card's proportions; inside a sleeve or top-loader the card's own edge wins when it is in
+  truer proportions than the holder's. The full-resolution image is warped once, to a portrait card at the size
+  the photo shows it (capped), in exactly the trimmed card's proportions, and turned upright (`card_orientation`).
+
+Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
+bottom-left.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_orientation import read_orientation
+from stage_e_dagster.domain.evidence.card_outline import Outline, outlines
+from stage_e_dagster.domain.evidence.geometry import classify_bleed
+from stage_e_dagster.domain.evidence.load import LoadedScan
+from stage_e_dagster.domain.evidence.model import EvidenceSkip
+
+# One thread: the finder runs inside OCR workers, one per core.
+cv2.setNumThreads(1)
+
+SCAN = "scan"
+PHOTO = "photo"
+SEVERAL_CARDS = "photo-several-cards"
+CARD_CUT_OFF = "photo-card-cut-off"
+CARD_TOO_SMALL = "photo-card-too-small"
+NO_CARD = "photo-card-not-found"
+SKIP_REASONS = (SEVERAL_CARDS, CARD_CUT_OFF, CARD_TOO_SMALL, NO_CARD)
+
+# The long side of the copy outlines are searched on.
+WORK_LONG_SIDE = 640
+# A card under this share of the photo's area is too small to read.
+MIN_CARD_AREA = 0.10
+# A second card-like outline at least this share of the best one's area makes a photo of several cards.
+SECOND_CARD_AREA = 0.4
+# The straightened card's long side never exceeds this (the reader needs no more).
+MAX_CARD_LONG_SIDE = 2400
+# An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
+# loosely cropped scan rather than skipped. It stops short of a phone's 3:4 (0.75).
+LOOSE_ASPECT = 0.04
+# Corners within this share of the image's sides of the image's own corners: the card's edges are the image's.
+EDGE_SLACK = 0.03
+
+Corner = tuple[float, float]
+Corners = tuple[Corner, Corner, Corner, Corner]
+
+
+@dataclass(frozen=True)
+class FoundCard:
+    """The card alone, upright and portrait, and where it is in the image it was found in.
+
+    `kind` is "scan" when the image already was the card (then `image` is the input itself, unchanged) or "photo".
+    `area` is the card's share of the input image. `orientation_margin` says how sure "this way up" is (photos
+    only: a scan is taken the way it was uploaded); a reader that cannot read an unsure card may try `flipped()`.
+    """
+
+    image: Image.Image
+    corners: Corners
+    kind: str
+    area: float = 1.0
+    orientation_margin: float | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def flipped(self) -> FoundCard:
+        """The same card turned half a turn (its corners renamed to match)."""
+        c = self.corners
+        return replace(self, image=self.image.rotate(180), corners=(c[2], c[3], c[0], c[1]))
+
+    def loaded(self, original: LoadedScan) -> LoadedScan:
+        """The card as the extractors take a decoded scan: `original` itself for a scan; for a photo, the
+        straightened card, its size in the original file's pixels (so resolution and proportions read true)."""
+        if self.kind == SCAN:
+            return original
+        scale = original.scale or 1.0
+        return LoadedScan(image=self.image, width=max(1, round(self.image.width / scale)),
+                          height=max(1, round(self.image.height / scale)), format=original.format)
+
+
+@dataclass(frozen=True)
+class CardNotFound:
+    """Why no single whole card could be isolated: one of SKIP_REASONS, with what was seen."""
+
+    reason: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def as_skip(self) -> EvidenceSkip:
+        return EvidenceSkip(reason=self.reason, detail=dict(self.detail))
+
+
+def image_corners() -> Corners:
+    return ((0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0))
+
+
+def is_card_shaped(width: int, height: int) -> bool:
+    """Whether an image has a card's proportions, trimmed or with bleed (the cheap test that passes scans)."""
+    return classify_bleed(width, height).bleed_class != "ambiguous"
+
+
+def find_card(image: Image.Image) -> FoundCard | CardNotFound:
+    """The card in `image` (RGB), or why no single whole card can be isolated (see the module's docstring)."""
+    width, height = image.size
+    if is_card_shaped(width, height):
+        return FoundCard(image, image_corners(), SCAN)
+    small, factor = _small_copy(image)
+    found = outlines(small)
+    chosen = choose(found)
+    if isinstance(chosen, CardNotFound):
+        if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
+            return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
+        return chosen
+    sh, sw = small.shape[:2]
+    quad = _portrait_order(chosen.polygon)
+    if _is_whole_image(quad, sw, sh):
+        return FoundCard(image, image_corners(), SCAN, detail={"edges": "image"})
+    if chosen.area < MIN_CARD_AREA:
+        return CardNotFound(CARD_TOO_SMALL, {"area": round(chosen.area, 4), "min_area": MIN_CARD_AREA})
+    full_quad = quad / factor
+    card, quad_full = _straighten(image, full_quad)
+    corners = tuple((float(x) / width, float(y) / height) for x, y in quad_full)
+    detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3)}
+    return FoundCard(card[0], corners, PHOTO, area=round(chosen.area, 4),  # type: ignore[arg-type]
+                     orientation_margin=round(card[1], 3), detail=detail)
+
+
+def choose(found: list[Outline]) -> Outline | CardNotFound:
+    """The card among the outlines, or the reason there is no single whole one."""
+    cards = [o for o in found if o.card_like]
+    cut = [o for o in found if _cut_card_like(o)]
+    # A whole outline inside a cut-off card's is a part of that card (its frame), not a card.
+    cards = [c for c in cards if not any(o.contains(c) and c.area >= 0.5 * o.area for o in cut)]
+    if not cards:
+        if cut:
+            best = max(cut, key=lambda o: o.area)
+            return CardNotFound(CARD_CUT_OFF, {"area": round(best.area, 4), "support": round(best.support, 3)})
+        return CardNotFound(NO_CARD, {"outlines": len(found)})
+    top = [c for c in cards if not any(o.contains(c) for o in cards)]
+    largest = max(o.area for o in top)
+    rivals = [o for o in top if o.area >= SECOND_CARD_AREA * largest]
+    if len(rivals) > 1:
+        return CardNotFound(SEVERAL_CARDS, {"cards": len(rivals), "areas": sorted(round(o.area, 4) for o in rivals)})
+    return _innermost_card(rivals[0], cards)
+
+
+def _innermost_card(outer: Outline, cards: list[Outline]) -> Outline:
+    """Inside a sleeve or top-loader, the card's own edge: a nested outline nearly as large, in truer proportions."""
+    current = outer
+    while True:
+        inner = [c for c in cards if current.contains(c) and 0.6 <= c.area / current.area < 0.99
+                 and abs(c.aspect - layout.TRIM_ASPECT) + 0.01 < abs(current.aspect - layout.TRIM_ASPECT)]
+        inner += [c for c in cards if current.contains(c) and c.area / current.area >= 0.86
+                  and abs(c.aspect - layout.TRIM_ASPECT) <= abs(current.aspect - layout.TRIM_ASPECT) + 0.02]
+        if not inner:
+            return current
+        current = max(inner, key=lambda c: (c.support, c.area))
+
+
+def _cut_card_like(o: Outline) -> bool:
+    """An outline that runs off the frame, whose other sides are strong and meet at right angles inside the photo:
+    what a card cut off by the frame's edge leaves."""
+    if not any(o.on_frame) or o.area < 0.03:
+        return False
+    inside_corners = sum(1 for i in range(len(o.polygon)) if not o.on_frame[i - 1] and not o.on_frame[i])
+    return inside_corners >= 1 and o.square <= 22 and o.support >= 0.75 and o.weakest >= 0.5
+
+
+def _small_copy(image: Image.Image) -> tuple[np.ndarray, float]:
+    """An RGB array about WORK_LONG_SIDE long, and its scale against `image`."""
+    reduced = image
+    factor = max(image.size) // WORK_LONG_SIDE
+    if factor >= 2:
+        reduced = image.reduce(factor)
+    arr = np.asarray(reduced.convert("RGB"))
+    scale = WORK_LONG_SIDE / max(arr.shape[:2])
+    if scale < 0.95:
+        arr = cv2.resize(arr, (round(arr.shape[1] * scale), round(arr.shape[0] * scale)), interpolation=cv2.INTER_AREA)
+    return arr, arr.shape[1] / image.width
+
+
+def _loosely_card_shaped(width: int, height: int) -> bool:
+    aspect = min(width, height) / max(width, height)
+    return abs(aspect - layout.TRIM_ASPECT) / layout.TRIM_ASPECT <= LOOSE_ASPECT
+
+
+def _is_whole_image(quad: np.ndarray, w: int, h: int) -> bool:
+    frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float64)
+    slack = EDGE_SLACK * np.array([w, h])
+    return all(np.any(np.all(np.abs(frame - corner) <= slack, axis=1)) for corner in quad)
+
+
+def _portrait_order(quad: np.ndarray) -> np.ndarray:
+    """The clockwise quad rolled so its first side (top-left to top-right) is a short side."""
+    sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
+    return quad if sides[0] + sides[2] <= sides[1] + sides[3] else np.roll(quad, -1, axis=0)
+
+
+def _straighten(image: Image.Image, quad: np.ndarray) -> tuple[tuple[Image.Image, float], np.ndarray]:
+    """The card warped upright from the full image, its orientation margin, and its corners as it reads."""
+    long_side = max(np.linalg.norm(quad[3] - quad[0]), np.linalg.norm(quad[2] - quad[1]))
+    out_h = int(min(MAX_CARD_LONG_SIDE, max(64, round(long_side))))
+    out_w = round(out_h * layout.TRIM_ASPECT)
+    x0, y0 = (max(0, int(v) - 2) for v in quad.min(axis=0))
+    x1, y1 = (min(lim, int(v) + 3) for v, lim in zip(quad.max(axis=0), image.size, strict=True))
+    patch = np.asarray(image.crop((x0, y0, x1, y1)).convert("RGB"))
+    local = (quad - (x0, y0)).astype(np.float32)
+    target = np.array([[0, 0], [out_w, 0], [out_w, out_h], [0, out_h]], np.float32)
+    warped = cv2.warpPerspective(patch, cv2.getPerspectiveTransform(local, target), (out_w, out_h),
+                                 flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    orientation = read_orientation(warped)
+    if not orientation.upright:
+        warped = cv2.rotate(warped, cv2.ROTATE_180)
+        quad = np.roll(quad, 2, axis=0)
+    return (Image.fromarray(warped, "RGB"), orientation.margin), quad
