@@ -27,7 +27,8 @@ from PIL import Image
 
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.card_orientation import read_orientation
-from stage_e_dagster.domain.evidence.card_outline import Outline, outlines
+from stage_e_dagster.domain.evidence.card_border import grow
+from stage_e_dagster.domain.evidence.card_outline import Outline, Prepared, outlines, prepare, surface_around
 from stage_e_dagster.domain.evidence.geometry import classify_bleed
 from stage_e_dagster.domain.evidence.load import LoadedScan
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
@@ -49,6 +50,12 @@ WORK_LONG_SIDE = 640
 MIN_CARD_AREA = 0.10
 # A second card-like outline at least this share of the best one's area makes a photo of several cards.
 SECOND_CARD_AREA = 0.4
+# A second card smaller than this share of the photo is not counted (a mana symbol's box is card-like too).
+MIN_RIVAL_AREA = 0.03
+# A card-like outline is a whole card when at least this share of a ring just outside it looks like the surface.
+ON_SURFACE = 0.45
+# A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
+NEAR_FRAME = 0.12
 # The straightened card's long side never exceeds this (the reader needs no more).
 MAX_CARD_LONG_SIDE = 2400
 # An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
@@ -118,14 +125,23 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     if is_card_shaped(width, height):
         return FoundCard(image, image_corners(), SCAN)
     small, factor = _small_copy(image)
-    found = outlines(small)
-    chosen = choose(found)
+    prepared = prepare(small)
+    chosen = choose(outlines(prepared), prepared)
     if isinstance(chosen, CardNotFound):
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
         return chosen
     sh, sw = small.shape[:2]
-    quad = _portrait_order(chosen.polygon)
+    quad = chosen.polygon
+    grown = grow(quad, prepared.lab, prepared.gradient)
+    if grown.runs_off:
+        return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "runs off the photo"})
+    if grown.quad is not None:
+        quad = grown.quad
+        if np.any(quad < 0) or np.any(quad[:, 0] > sw) or np.any(quad[:, 1] > sh):
+            return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "grown past the photo"})
+        chosen = replace(chosen, area=float(abs(cv2.contourArea(quad.astype(np.float32)))) / (sw * sh))
+    quad = _portrait_order(quad)
     if _is_whole_image(quad, sw, sh):
         return FoundCard(image, image_corners(), SCAN, detail={"edges": "image"})
     if chosen.area < MIN_CARD_AREA:
@@ -138,23 +154,38 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
                      orientation_margin=round(card[1], 3), detail=detail)
 
 
-def choose(found: list[Outline]) -> Outline | CardNotFound:
-    """The card among the outlines, or the reason there is no single whole one."""
-    cards = [o for o in found if o.card_like]
+def choose(found: list[Outline], prepared: Prepared) -> Outline | CardNotFound:
+    """The card among the outlines, or the reason there is no single whole one.
+
+    A card (or its holder) lies on the surface: a card-like outline ringed by anything else, or lying inside another
+    card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol)."""
+    card_like = [o for o in found if o.card_like]
     cut = [o for o in found if _cut_card_like(o)]
-    # A whole outline inside a cut-off card's is a part of that card (its frame), not a card.
-    cards = [c for c in cards if not any(o.contains(c) and c.area >= 0.5 * o.area for o in cut)]
-    if not cards:
-        if cut:
-            best = max(cut, key=lambda o: o.area)
-            return CardNotFound(CARD_CUT_OFF, {"area": round(best.area, 4), "support": round(best.support, 3)})
-        return CardNotFound(NO_CARD, {"outlines": len(found)})
-    top = [c for c in cards if not any(o.contains(c) for o in cards)]
-    largest = max(o.area for o in top)
-    rivals = [o for o in top if o.area >= SECOND_CARD_AREA * largest]
-    if len(rivals) > 1:
-        return CardNotFound(SEVERAL_CARDS, {"cards": len(rivals), "areas": sorted(round(o.area, 4) for o in rivals)})
-    return _innermost_card(rivals[0], cards)
+    enclosing = card_like + cut
+    top = [c for c in card_like if not any(o.contains(c) for o in enclosing)
+           and surface_around(c.polygon, prepared.lab, prepared.rim) >= ON_SURFACE]
+    if not top:
+        return _no_whole_card(found, card_like, cut, prepared.lab.shape[:2])
+    best = max(top, key=lambda o: o.area)
+    rivals = [o for o in top if o is not best and o.area >= SECOND_CARD_AREA * best.area and o.support >= 0.8
+              and o.area >= MIN_RIVAL_AREA]
+    if rivals:
+        areas = sorted(round(o.area, 4) for o in (best, *rivals))
+        return CardNotFound(SEVERAL_CARDS, {"cards": len(areas), "areas": areas})
+    return _innermost_card(best, card_like)
+
+
+def _no_whole_card(found: list[Outline], card_like: list[Outline], cut: list[Outline],
+                   shape: tuple[int, int]) -> CardNotFound:
+    """A card cut off by the frame, when one is seen (or a part of a card near the frame); else nothing found."""
+    if cut:
+        best = max(cut, key=lambda o: o.area)
+        return CardNotFound(CARD_CUT_OFF, {"area": round(best.area, 4), "support": round(best.support, 3)})
+    if card_like:
+        part = max(card_like, key=lambda o: o.area)
+        reason = CARD_CUT_OFF if _near_frame(part, shape) else NO_CARD
+        return CardNotFound(reason, {"outlines": len(found), "part_area": round(part.area, 4)})
+    return CardNotFound(NO_CARD, {"outlines": len(found)})
 
 
 def _innermost_card(outer: Outline, cards: list[Outline]) -> Outline:
@@ -168,6 +199,14 @@ def _innermost_card(outer: Outline, cards: list[Outline]) -> Outline:
         if not inner:
             return current
         current = max(inner, key=lambda c: (c.support, c.area))
+
+
+def _near_frame(o: Outline, shape: tuple[int, int]) -> bool:
+    """Whether an outline comes within NEAR_FRAME of the photo's short side of its frame."""
+    h, w = shape
+    margin = NEAR_FRAME * min(h, w)
+    lo, hi = o.polygon.min(axis=0), o.polygon.max(axis=0)
+    return bool(lo[0] < margin or lo[1] < margin or hi[0] > w - margin or hi[1] > h - margin)
 
 
 def _cut_card_like(o: Outline) -> bool:

@@ -35,7 +35,7 @@ class Orientation:
 
     @property
     def score(self) -> float:
-        return 2.0 * self.border + 1.5 * self.colour + 1.0 * self.light
+        return 1.0 * self.border + 2.0 * self.colour + 3.0 * self.light
 
     @property
     def upright(self) -> bool:
