@@ -170,15 +170,14 @@ def _place(plan: PhotoPlan, rng: random.Random, taken: list[np.ndarray]) -> np.n
         if (hi - lo)[0] < w - 2 * margin and (hi - lo)[1] < h - 2 * margin:
             break
         quad *= 0.97
-    lo, hi = quad.min(axis=0), quad.max(axis=0)
-    for _ in range(400):
-        offset = np.array([rng.uniform(margin - lo[0], w - margin - hi[0]), rng.uniform(margin - lo[1], h - margin - hi[1])])
-        placed = quad + offset
+    for attempt in range(400):  # another card's place is taken: try elsewhere, a little smaller now and then
+        if attempt and attempt % 40 == 0:
+            quad *= 0.95
+        lo, hi = quad.min(axis=0), quad.max(axis=0)
+        placed = quad + np.array([rng.uniform(margin - lo[0], w - margin - hi[0]),
+                                  rng.uniform(margin - lo[1], h - margin - hi[1])])
         if all(_apart(placed, other, margin) for other in taken):
             break
-        if _ % 40 == 39:
-            quad *= 0.95
-            lo, hi = quad.min(axis=0), quad.max(axis=0)
     if plan.case == "cut-off":
         placed = _push_out(quad + np.array([w / 2, h / 2]) - quad.mean(axis=0), plan, w, h)
     return placed

@@ -58,8 +58,8 @@ def _draw(**changes: object) -> DrawnPhoto:
 
 def _corner_error(found: tuple, truth: tuple, size: tuple[int, int]) -> float:
     w, h = size
-    return max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h) for f, t in zip(found, truth, strict=True)) / math.hypot(
-        w, h)
+    worst = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h) for f, t in zip(found, truth, strict=True))
+    return worst / math.hypot(w, h)
 
 
 def _likeness(a: Image.Image, b: Image.Image) -> float:

@@ -26,8 +26,8 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_orientation import read_orientation
 from stage_e_dagster.domain.evidence.card_border import grow
+from stage_e_dagster.domain.evidence.card_orientation import read_orientation
 from stage_e_dagster.domain.evidence.card_outline import Outline, Prepared, outlines, prepare, surface_around
 from stage_e_dagster.domain.evidence.geometry import classify_bleed
 from stage_e_dagster.domain.evidence.load import LoadedScan
