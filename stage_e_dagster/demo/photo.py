@@ -170,7 +170,7 @@ def _place(plan: PhotoPlan, rng: random.Random, taken: list[np.ndarray]) -> np.n
         if (hi - lo)[0] < w - 2 * margin and (hi - lo)[1] < h - 2 * margin:
             break
         quad *= 0.97
-    for attempt in range(400):  # another card's place is taken: try elsewhere, a little smaller now and then
+    for attempt in range(4000):  # another card's place is taken: try elsewhere, a little smaller now and then
         if attempt and attempt % 40 == 0:
             quad *= 0.95
         lo, hi = quad.min(axis=0), quad.max(axis=0)
