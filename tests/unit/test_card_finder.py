@@ -29,6 +29,7 @@ from stage_e_dagster.domain.evidence.card_finder import (
     FoundCard,
     find_card,
     image_corners,
+    warp_card,
 )
 from stage_e_dagster.domain.evidence.load import LoadedScan
 
@@ -151,3 +152,14 @@ def test_a_found_photo_card_loads_at_its_size_in_the_original_file() -> None:
     assert (loaded.width, loaded.height) == (2 * result.image.width, 2 * result.image.height)
     flipped = result.flipped()
     assert flipped.corners == result.corners[2:] + result.corners[:2]
+
+
+def test_the_corners_cut_the_same_card_out_of_another_decode() -> None:
+    photo = _draw(rotation_deg=200.0, tilt_deg=8.0)
+    result = find_card(photo.image)
+    assert isinstance(result, FoundCard)
+    bigger = photo.image.resize((photo.image.width * 2, photo.image.height * 2))
+    again = warp_card(bigger, result.corners, long_side=result.image.height)
+    assert again.size == result.image.size
+    assert _likeness(again, result.image) < 6
+    assert _likeness(again, result.image) < 0.3 * _likeness(again, result.image.rotate(180))

@@ -248,18 +248,30 @@ def _portrait_order(quad: np.ndarray) -> np.ndarray:
     return quad if sides[0] + sides[2] <= sides[1] + sides[3] else np.roll(quad, -1, axis=0)
 
 
-def _straighten(image: Image.Image, quad: np.ndarray) -> tuple[tuple[Image.Image, float], np.ndarray]:
-    """The card warped upright from the full image, its orientation margin, and its corners as it reads."""
-    long_side = max(np.linalg.norm(quad[3] - quad[0]), np.linalg.norm(quad[2] - quad[1]))
-    out_h = int(min(MAX_CARD_LONG_SIDE, max(64, round(long_side))))
+def warp_card(image: Image.Image, corners: Corners, long_side: int | None = None) -> Image.Image:
+    """The card at `corners` (normalised, reading order, as `FoundCard.corners`) cut out of `image` (which may be
+    another decode of the same photo, at any size) and straightened, `long_side` tall (default: as shown)."""
+    quad = np.array(corners, np.float64) * np.array(image.size, np.float64)
+    return Image.fromarray(_warp(image, quad, long_side), "RGB")
+
+
+def _warp(image: Image.Image, quad: np.ndarray, long_side: int | None = None) -> np.ndarray:
+    shown = max(np.linalg.norm(quad[3] - quad[0]), np.linalg.norm(quad[2] - quad[1]))
+    out_h = int(min(MAX_CARD_LONG_SIDE, max(64, round(long_side or shown))))
     out_w = round(out_h * layout.TRIM_ASPECT)
-    x0, y0 = (max(0, int(v) - 2) for v in quad.min(axis=0))
-    x1, y1 = (min(lim, int(v) + 3) for v, lim in zip(quad.max(axis=0), image.size, strict=True))
+    x0, y0 = (min(max(0, int(v) - 2), lim - 1) for v, lim in zip(quad.min(axis=0), image.size, strict=True))
+    x1, y1 = (max(min(lim, int(v) + 3), lo + 1) for v, lim, lo in zip(quad.max(axis=0), image.size, (x0, y0),
+                                                                       strict=True))
     patch = np.asarray(image.crop((x0, y0, x1, y1)).convert("RGB"))
     local = (quad - (x0, y0)).astype(np.float32)
     target = np.array([[0, 0], [out_w, 0], [out_w, out_h], [0, out_h]], np.float32)
-    warped = cv2.warpPerspective(patch, cv2.getPerspectiveTransform(local, target), (out_w, out_h),
-                                 flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.warpPerspective(patch, cv2.getPerspectiveTransform(local, target), (out_w, out_h),
+                               flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def _straighten(image: Image.Image, quad: np.ndarray) -> tuple[tuple[Image.Image, float], np.ndarray]:
+    """The card warped upright from the full image, its orientation margin, and its corners as it reads."""
+    warped = _warp(image, quad)
     orientation = read_orientation(warped)
     if not orientation.upright:
         warped = cv2.rotate(warped, cv2.ROTATE_180)
