@@ -194,6 +194,23 @@ BREAKAGES = (
         "an acknowledged failure-rate trip's failures judged again", "stage_e_dagster/db/runs/image_loads.py",
         (("        WHERE bar = :bar AND acknowledged_at IS NOT NULL", "        WHERE false"),),
         ("tests/db/test_envelope.py::test_an_acknowledged_failure_rate_trip_leaves_its_failures_unjudged",)),
+    Breakage(
+        "scans sent down the photo path", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if is_card_shaped(width, height):\n        return FoundCard(image, image_corners(), SCAN)",
+          "    if False:\n        return FoundCard(image, image_corners(), SCAN)"),),
+        ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",)),
+    Breakage(
+        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if rivals:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",)),
+    Breakage(
+        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if cut:\n        best = max(cut", "    if False:\n        best = max(cut"),),
+        ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",)),
+    Breakage(
+        "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if not orientation.upright:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",)),
 )
 
 

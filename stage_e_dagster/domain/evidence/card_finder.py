@@ -147,11 +147,11 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     if chosen.area < MIN_CARD_AREA:
         return CardNotFound(CARD_TOO_SMALL, {"area": round(chosen.area, 4), "min_area": MIN_CARD_AREA})
     full_quad = quad / factor
-    card, quad_full = _straighten(image, full_quad)
+    card, margin, quad_full = _straighten(image, full_quad)
     corners = tuple((float(x) / width, float(y) / height) for x, y in quad_full)
     detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3)}
-    return FoundCard(card[0], corners, PHOTO, area=round(chosen.area, 4),  # type: ignore[arg-type]
-                     orientation_margin=round(card[1], 3), detail=detail)
+    return FoundCard(card, corners, PHOTO, area=round(chosen.area, 4),  # type: ignore[arg-type]
+                     orientation_margin=round(margin, 3), detail=detail)
 
 
 def choose(found: list[Outline], prepared: Prepared) -> Outline | CardNotFound:
@@ -269,11 +269,11 @@ def _warp(image: Image.Image, quad: np.ndarray, long_side: int | None = None) ->
                                flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
-def _straighten(image: Image.Image, quad: np.ndarray) -> tuple[tuple[Image.Image, float], np.ndarray]:
-    """The card warped upright from the full image, its orientation margin, and its corners as it reads."""
+def _straighten(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float, np.ndarray]:
+    """The card warped upright from the full image, how sure that way up is, and its corners as it reads."""
     warped = _warp(image, quad)
     orientation = read_orientation(warped)
     if not orientation.upright:
         warped = cv2.rotate(warped, cv2.ROTATE_180)
         quad = np.roll(quad, 2, axis=0)
-    return (Image.fromarray(warped, "RGB"), orientation.margin), quad
+    return Image.fromarray(warped, "RGB"), orientation.margin, quad
