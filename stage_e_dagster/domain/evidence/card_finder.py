@@ -52,6 +52,8 @@ MIN_CARD_AREA = 0.10
 SECOND_CARD_AREA = 0.4
 # A second card smaller than this share of the photo is not counted (a mana symbol's box is card-like too).
 MIN_RIVAL_AREA = 0.03
+# A card-like outline beside the card, apart from it, at least this share of its area: a part of a second card.
+PART_OF_ANOTHER = 0.15
 # A card-like outline is a whole card when at least this share of a ring just outside it looks like the surface.
 ON_SURFACE = 0.45
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
@@ -172,7 +174,18 @@ def choose(found: list[Outline], prepared: Prepared) -> Outline | CardNotFound:
     if rivals:
         areas = sorted(round(o.area, 4) for o in (best, *rivals))
         return CardNotFound(SEVERAL_CARDS, {"cards": len(areas), "areas": areas})
+    # A part of another card (its frame, its art box) beside the card: a second card whose own edge was not seen.
+    beside = [o for o in card_like if o.area >= PART_OF_ANOTHER * best.area and not best.contains(o)
+              and not o.contains(best) and not _overlaps(o, best)]
+    if beside:
+        return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(best.area, 4),
+                                            "part_area": round(max(o.area for o in beside), 4)})
     return _innermost_card(best, card_like)
+
+
+def _overlaps(a: Outline, b: Outline) -> bool:
+    inter, _ = cv2.intersectConvexConvex(a.polygon.astype(np.float32), b.polygon.astype(np.float32))
+    return inter > 0
 
 
 def _no_whole_card(found: list[Outline], card_like: list[Outline], cut: list[Outline],
