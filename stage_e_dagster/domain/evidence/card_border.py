@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from stage_e_dagster.domain import layout
@@ -134,3 +135,210 @@ def grow(quad: np.ndarray, lab: np.ndarray, gradient: np.ndarray) -> Grown:
     if not 0.86 <= ratio <= 0.985:
         return Grown(None, runs_off=False)
     return Grown(grown, runs_off=False)
+
+
+# --- Settling an outline on the card's own edges ---------------------------------------------------------------
+
+# A directional gradient (Lab-like units per pixel) at or above this counts fully along a line.
+LINE_CAP = 8.0
+# A line is a candidate edge when its mean capped gradient (0..1) reaches this.
+LINE_MIN = 0.6
+# A candidate's strength counts fully from this on (a faint but whole edge is as good as a sharp one).
+LINE_FULL = 0.8
+# How far each side may move: inwards and outwards, as shares of the outline's long side.
+SETTLE_IN, SETTLE_OUT = 0.015, 0.17
+# Turns of a side tried, in degrees.
+SETTLE_TURNS = np.arange(-6.0, 6.01, 1.0)
+# The cost of a quad's proportions straying from a card's (per unit of short-over-long), and of moving a side.
+ASPECT_WEIGHT, MOVE_COST = 25.0, 0.05
+# Proportions within this of a card's cost nothing (a tilt of a few degrees changes them that much).
+ASPECT_FREE = 0.008
+# Moving a side outwards across a band of the card's border to where it stops gains this (the card's edge is
+# the outermost of its straight edges).
+OUT_GAIN = 0.15
+# A band of one colour: its median spread at most BAND_SPREAD; unlike what lies beyond: at least BAND_DELTA away
+# (Lab and texture units).
+BAND_SPREAD, BAND_DELTA = 14.0, 12.0
+# A card's border round its frame: three sides about even (the widest under HOLDER_RATIO times the narrowest),
+# the bottom at least BOTTOM_RATIO times deeper than the middle one. An even ring is a holder's edge.
+HOLDER_RATIO, BOTTOM_RATIO = 1.6, 1.5
+# Opposite sides may converge this much (degrees) for free (a tilt of 15 degrees); beyond, each degree costs.
+SKEW_FREE, SKEW_WEIGHT = 6.0, 0.1
+# The camera's distance (its focal length) in long sides of the card, for undoing perspective.
+FOCAL_SIDES = 2.0
+
+
+@dataclass(frozen=True)
+class Directional:
+    """Per-channel x and y gradients of the small copy (Lab and texture), for gradients across a line."""
+
+    gx: np.ndarray  # (C, h, w)
+    gy: np.ndarray
+
+    @classmethod
+    def of(cls, channels: list[np.ndarray]) -> Directional:
+        gx = np.stack([cv2.Sobel(c, cv2.CV_32F, 1, 0, ksize=3) / 4.0 for c in channels])
+        gy = np.stack([cv2.Sobel(c, cv2.CV_32F, 0, 1, ksize=3) / 4.0 for c in channels])
+        return cls(gx, gy)
+
+    def across(self, pts: np.ndarray, normal: np.ndarray) -> np.ndarray:
+        """The strongest channel's gradient across lines with unit `normal` (..., 2) at points `pts` (..., 2);
+        zero outside the image."""
+        _, h, w = self.gx.shape
+        inside = (pts[..., 0] >= 0) & (pts[..., 0] <= w - 1) & (pts[..., 1] >= 0) & (pts[..., 1] <= h - 1)
+        px = np.clip(np.rint(pts[..., 0]).astype(int), 0, w - 1)
+        py = np.clip(np.rint(pts[..., 1]).astype(int), 0, h - 1)
+        value = np.abs(self.gx[:, py, px] * normal[..., 0] + self.gy[:, py, px] * normal[..., 1]).max(axis=0)
+        return np.where(inside, value, 0.0)
+
+
+def _side_candidates(quad: np.ndarray, i: int, grad: Directional, long_side: float) -> list[tuple[float, float, float]]:
+    """Straight edges near side i, roughly parallel to it: (offset outwards, turn in radians, strength 0..1),
+    the strongest few local maxima over offset."""
+    a, b = quad[i], quad[(i + 1) % 4]
+    mid = (a + b) / 2
+    length = float(np.linalg.norm(b - a))
+    base = np.arctan2(*(b - a)[::-1])
+    turns = np.radians(SETTLE_TURNS)
+    angles = base + turns
+    u = np.stack([np.cos(angles), np.sin(angles)], axis=1)  # (A, 2)
+    n = np.stack([np.sin(angles), -np.cos(angles)], axis=1)  # outwards for a clockwise quad (y down)
+    offsets = np.arange(-max(2, round(SETTLE_IN * long_side)), round(SETTLE_OUT * long_side) + 1, dtype=np.float64)
+    t = np.linspace(-0.38, 0.38, 28) * length
+    pts = (mid + offsets[None, :, None, None] * n[:, None, None, :] + t[None, None, :, None] * u[:, None, None, :])
+    value = grad.across(pts, np.broadcast_to(n[:, None, None, :], pts.shape))  # (A, O, T)
+    score = np.mean(np.minimum(value, LINE_CAP), axis=2) / LINE_CAP  # (A, O): how whole the line is
+    sharp = np.mean(np.minimum(value, 6 * LINE_CAP), axis=2) / (6 * LINE_CAP)  # where exactly it lies
+    ranked = score + 0.05 * sharp
+    pick = ranked.argmax(axis=0)
+    rank = ranked[pick, np.arange(len(offsets))]
+    best = score[pick, np.arange(len(offsets))]
+    turn = turns[pick]
+    peaks = [k for k in range(len(offsets)) if best[k] >= LINE_MIN and rank[k] >= rank[max(0, k - 2):k + 3].max()]
+    peaks.sort(key=lambda k: -rank[k])
+    return [(float(offsets[k]), float(turn[k]), float(best[k])) for k in peaks[:5]]
+
+
+def _meet(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+    out = []
+    for i in range(4):
+        (p, u), (q, v) = lines[i - 1], lines[i]
+        det = u[0] * -v[1] - u[1] * -v[0]
+        if abs(det) < 1e-6:
+            return None
+        s = ((q[0] - p[0]) * -v[1] - (q[1] - p[1]) * -v[0]) / det
+        out.append(p + s * u)
+    return np.array(out)
+
+
+def _band_differs(quad: np.ndarray, i: int, offset: float, turn: float, colours: np.ndarray) -> bool:
+    """Whether the band between side i and a line `offset` out (turned by `turn`) is one colour and texture that
+    differs from what lies beyond that line: a card's border out to its edge, not more of the surface."""
+    a, b = quad[i], quad[(i + 1) % 4]
+    angle = np.arctan2(*(b - a)[::-1]) + turn
+    u = np.array([np.cos(angle), np.sin(angle)])
+    n = np.array([u[1], -u[0]])
+    t = np.linspace(-0.35, 0.35, 20) * float(np.linalg.norm(b - a))
+    mid = (a + b) / 2
+
+    def sample(lo: float, hi: float) -> np.ndarray:
+        steps = np.arange(lo, hi + 0.5)
+        pts = mid + steps[:, None, None] * n + t[None, :, None] * u  # band lines are parallel to the new line
+        h, w = colours.shape[:2]
+        px = np.clip(np.rint(pts[..., 0]).astype(int), 0, w - 1)
+        py = np.clip(np.rint(pts[..., 1]).astype(int), 0, h - 1)
+        return colours[py, px].reshape(-1, colours.shape[2])
+
+    band, beyond = sample(2, offset - 2), sample(offset + 2, offset + 5)
+    if len(band) == 0:
+        return False
+    centre = np.median(band, axis=0)
+    uniform = float(np.median(np.linalg.norm(band - centre, axis=1))) <= BAND_SPREAD
+    return uniform and float(np.linalg.norm(centre - np.median(beyond, axis=0))) >= BAND_DELTA
+
+
+def settle(quad: np.ndarray, grad: Directional, colours: np.ndarray | None = None) -> np.ndarray:
+    """The card's own outline near a clockwise quad: each side moved (a little in, or out up to SETTLE_OUT) and
+    turned to a straight edge near it, the four chosen together so the quad takes a card's proportions.
+
+    The strongest outline is not always the card's edge: a frame inside a dark border on a dark surface, or a
+    line of text inside a white border on a white cloth, can stand for a side. Each side's candidate edges are
+    found across a band around it (gradient across the line, on every colour channel and on texture, so a glare
+    band or a thumb over part of a side only weakens it); of every choice of one candidate per side, the one whose
+    sides are strong and whose proportions are a card's (63 x 88 mm) wins, moving as few sides as it can."""
+    long_side = max(float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4))
+    options = []
+    for i in range(4):
+        found = _side_candidates(quad, i, grad, long_side)
+        if not any(abs(o) <= 2 for o, _, _ in found):
+            found.append((0.0, 0.0, 0.0))  # the side as it is, unsupported
+        options.append([(o, t, st, colours is not None and o > 4 and _band_differs(quad, i, o, t, colours))
+                        for o, t, st in found])
+    best, best_score = quad, -np.inf
+    for choice in np.ndindex(*(len(o) for o in options)):
+        lines, strength, moved, out = [], 0.0, 0, []
+        for i, k in enumerate(choice):
+            offset, turn, s, border = options[i][k]
+            out.append(offset if border else 0.0)
+            a, b = quad[i], quad[(i + 1) % 4]
+            angle = np.arctan2(*(b - a)[::-1]) + turn
+            u = np.array([np.cos(angle), np.sin(angle)])
+            lines.append(((a + b) / 2 + offset * np.array([u[1], -u[0]]), u))
+            strength += min(1.0, s / LINE_FULL)
+            moved += abs(offset) > 2
+        corners = _meet(lines)
+        if corners is None or not _convex(corners):
+            continue
+        aspect = true_aspect(corners)
+        score = strength - ASPECT_WEIGHT * max(0.0, abs(aspect - layout.TRIM_ASPECT) - ASPECT_FREE) - MOVE_COST * moved
+        if not _border_ring(out):
+            out = [0.0] * 4  # not a card's border round its frame (an even ring is a holder's edge)
+        score -= SKEW_WEIGHT * max(0.0, _skew(corners) - SKEW_FREE)
+        score += OUT_GAIN * sum(1 for o in out if o > 0)
+        if score > best_score:
+            best, best_score = corners, score
+    return best
+
+
+def true_aspect(quad: np.ndarray) -> float:
+    """Short over long side of the rectangle a clockwise quad shows, perspective undone: the camera taken as aimed
+    at the quad's centre from about two of its long sides away (a phone photographing a card), the corners'
+    rays met by a plane (the whiteboard construction of Zhang and He, with the focal length given rather than
+    estimated: estimating it from a small copy's corners is far noisier than this guess is wrong)."""
+    centre = quad.mean(axis=0)
+    m1, m2, m4, m3 = (np.array([p[0] - centre[0], p[1] - centre[1], 1.0]) for p in quad)
+    d2, d3 = float(np.dot(np.cross(m2, m4), m3)), float(np.dot(np.cross(m3, m4), m2))
+    if abs(d2) < 1e-9 or abs(d3) < 1e-9:
+        return _aspect(quad)
+    n2 = float(np.dot(np.cross(m1, m4), m3)) / d2 * m2 - m1
+    n3 = float(np.dot(np.cross(m1, m4), m2)) / d3 * m3 - m1
+    f2 = (FOCAL_SIDES * max(float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4))) ** 2
+    w2, h2 = n2[0] ** 2 + n2[1] ** 2 + f2 * n2[2] ** 2, n3[0] ** 2 + n3[1] ** 2 + f2 * n3[2] ** 2
+    if w2 <= 0 or h2 <= 0:
+        return _aspect(quad)
+    ratio = float(np.sqrt(w2 / h2))
+    return min(ratio, 1 / ratio)
+
+
+def _border_ring(out: list[float]) -> bool:
+    """Whether outward moves are a card's border round its frame: every side out, three about evenly (the top
+    and the long sides) and one at least BOTTOM_RATIO times deeper (the bottom border, under the collector line)."""
+    if min(out) <= 0:
+        return False
+    order = sorted(out)
+    return order[3] >= BOTTOM_RATIO * order[1] and order[2] <= HOLDER_RATIO * order[0]
+
+
+def _skew(quad: np.ndarray) -> float:
+    """The larger angle, in degrees, between opposite sides (a tilted card's converge a little)."""
+    worst = 0.0
+    for i in (0, 1):
+        u, v = quad[i + 1] - quad[i], quad[i + 2] - quad[(i + 3) % 4]
+        cos = abs(float(u @ v)) / (np.linalg.norm(u) * np.linalg.norm(v) + 1e-9)
+        worst = max(worst, float(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))))
+    return worst
+
+
+def _convex(quad: np.ndarray) -> bool:
+    cross = [float(np.cross(quad[(i + 1) % 4] - quad[i], quad[(i + 2) % 4] - quad[(i + 1) % 4])) for i in range(4)]
+    return all(c > 0 for c in cross) or all(c < 0 for c in cross)

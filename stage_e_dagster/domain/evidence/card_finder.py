@@ -26,7 +26,7 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_border import grow
+from stage_e_dagster.domain.evidence.card_border import Directional, grow, settle
 from stage_e_dagster.domain.evidence.card_orientation import read_orientation
 from stage_e_dagster.domain.evidence.card_outline import Outline, Prepared, outlines, prepare, surface_around
 from stage_e_dagster.domain.evidence.geometry import classify_bleed
@@ -127,7 +127,7 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     if is_card_shaped(width, height):
         return FoundCard(image, image_corners(), SCAN)
     small, factor = _small_copy(image)
-    prepared = prepare(small)
+    prepared = prepare(small, _grey_copy(image, 2 * WORK_LONG_SIDE))
     chosen = choose(outlines(prepared), prepared)
     if isinstance(chosen, CardNotFound):
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
@@ -140,9 +140,12 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "runs off the photo"})
     if grown.quad is not None:
         quad = grown.quad
-        if np.any(quad < 0) or np.any(quad[:, 0] > sw) or np.any(quad[:, 1] > sh):
-            return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "grown past the photo"})
-        chosen = replace(chosen, area=float(abs(cv2.contourArea(quad.astype(np.float32)))) / (sw * sh))
+    channels = list(cv2.split(prepared.lab)) + ([prepared.texture] if prepared.texture is not None else [])
+    colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
+    quad = settle(quad, Directional.of(channels), colours)
+    if np.any(quad < 0) or np.any(quad[:, 0] > sw) or np.any(quad[:, 1] > sh):
+        return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "settled past the photo"})
+    chosen = replace(chosen, area=float(abs(cv2.contourArea(quad.astype(np.float32)))) / (sw * sh))
     quad = _portrait_order(quad)
     if _is_whole_image(quad, sw, sh):
         return FoundCard(image, image_corners(), SCAN, detail={"edges": "image"})
@@ -242,6 +245,19 @@ def _small_copy(image: Image.Image) -> tuple[np.ndarray, float]:
     if scale < 0.95:
         arr = cv2.resize(arr, (round(arr.shape[1] * scale), round(arr.shape[0] * scale)), interpolation=cv2.INTER_AREA)
     return arr, arr.shape[1] / image.width
+
+
+def _grey_copy(image: Image.Image, long_side: int) -> np.ndarray:
+    """A grey array about `long_side` long (for the texture channel)."""
+    reduced = image
+    factor = max(image.size) // long_side
+    if factor >= 2:
+        reduced = image.reduce(factor)
+    arr = np.asarray(reduced.convert("L"))
+    scale = long_side / max(arr.shape[:2])
+    if scale < 0.95:
+        arr = cv2.resize(arr, (round(arr.shape[1] * scale), round(arr.shape[0] * scale)), interpolation=cv2.INTER_AREA)
+    return arr
 
 
 def _loosely_card_shaped(width: int, height: int) -> bool:

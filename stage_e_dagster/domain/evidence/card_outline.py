@@ -27,6 +27,8 @@ MIN_AREA = 0.008
 SURFACE_DELTA = 28.0
 # An outline side within this many small-copy pixels of the photo's frame lies on the frame (the card runs off).
 FRAME_SLACK = 4.0
+# Texture (log of the local grey deviation) in Lab-like units, so its gradient compares with colour gradients.
+TEXTURE_GAIN = 40.0
 # The estimated short-over-long side ratio a card seen at up to ~20 degrees may show.
 ASPECT_RANGE = (0.56, 0.92)
 
@@ -60,10 +62,11 @@ class Outline:
         return inside > 0 and other.area < self.area
 
 
-def gradient_of(lab: np.ndarray) -> np.ndarray:
-    """The strongest colour gradient magnitude of the three Lab channels, per pixel (float32)."""
+def gradient_of(lab: np.ndarray, texture: np.ndarray | None = None) -> np.ndarray:
+    """The strongest gradient magnitude of the three Lab channels and the texture channel, per pixel (float32)."""
     best = None
-    for channel in cv2.split(lab):
+    channels = list(cv2.split(lab)) + ([texture] if texture is not None else [])
+    for channel in channels:
         gx = cv2.Sobel(channel, cv2.CV_32F, 1, 0, ksize=3)
         gy = cv2.Sobel(channel, cv2.CV_32F, 0, 1, ksize=3)
         magnitude = cv2.magnitude(gx, gy) / 4.0
@@ -72,10 +75,13 @@ def gradient_of(lab: np.ndarray) -> np.ndarray:
     return best
 
 
-def _edge_map(lab: np.ndarray, faint: bool = False) -> np.ndarray:
+def _edge_map(lab: np.ndarray, faint: bool = False, texture: np.ndarray | None = None) -> np.ndarray:
     edges = None
-    levels = ((12, 30), (8, 20), (8, 20)) if faint else ((30, 80), (16, 40), (16, 40))
-    for channel, (lo, hi) in zip(cv2.split(lab), levels, strict=True):
+    levels = ((12, 30), (8, 20), (8, 20), (16, 40)) if faint else ((30, 80), (16, 40), (16, 40), (30, 80))
+    channels = list(cv2.split(lab))
+    if texture is not None:
+        channels.append(np.clip(texture, 0, 255).astype(np.uint8))
+    for channel, (lo, hi) in zip(channels, levels[:len(channels)], strict=True):
         found = cv2.Canny(channel, lo, hi, L2gradient=True)
         edges = found if edges is None else cv2.bitwise_or(edges, found)
     assert edges is not None
@@ -338,11 +344,26 @@ class Prepared:
     lab: np.ndarray
     gradient: np.ndarray
     rim: np.ndarray
+    texture: np.ndarray | None = None
 
 
-def prepare(small_rgb: np.ndarray) -> Prepared:
+def texture_of(grey: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """How grainy the photo is at each place, at `shape` (h, w), in Lab-like units: the log of the local deviation
+    of a grey copy (at about twice the small copy's size) from its 3x3 mean. A printed card is smooth; a cloth's
+    weave, a wood's grain or a palm's skin is not, so a black card on a black cloth still shows its edge here."""
+    grey = grey.astype(np.float32)
+    high = grey - cv2.blur(grey, (3, 3))
+    deviation = cv2.sqrt(cv2.blur(high * high, (5, 5)))
+    small = cv2.resize(deviation, (shape[1], shape[0]), interpolation=cv2.INTER_AREA)
+    return cv2.GaussianBlur(np.log1p(small) * TEXTURE_GAIN, (5, 5), 0)
+
+
+def prepare(small_rgb: np.ndarray, grey: np.ndarray | None = None) -> Prepared:
+    """The small copy's blurred Lab, its gradient and the rim's colours; with `grey` (a grey copy about twice as
+    large), the texture channel too."""
     lab = cv2.cvtColor(cv2.GaussianBlur(small_rgb, (5, 5), 0), cv2.COLOR_RGB2LAB)
-    return Prepared(lab, gradient_of(lab), rim_colours(lab))
+    texture = texture_of(grey, lab.shape[:2]) if grey is not None else None
+    return Prepared(lab, gradient_of(lab, texture), rim_colours(lab), texture)
 
 
 def outlines(prepared: Prepared) -> list[Outline]:
