@@ -162,6 +162,9 @@ BAND_SPREAD, BAND_DELTA = 14.0, 12.0
 # A card's border round its frame: three sides about even (the widest under HOLDER_RATIO times the narrowest),
 # the bottom at least BOTTOM_RATIO times deeper than the middle one. An even ring is a holder's edge.
 HOLDER_RATIO, BOTTOM_RATIO = 1.6, 1.5
+# An even ring this wide (share of the card's short side: 2 to 4 mm of 63) is a border; narrower is a sleeve's
+# margin, wider a top-loader's.
+EVEN_BORDER = (0.032, 0.064)
 # Opposite sides may converge this much (degrees) for free (a tilt of 15 degrees); beyond, each degree costs.
 SKEW_FREE, SKEW_WEIGHT = 6.0, 0.1
 # The camera's distance (its focal length) in long sides of the card, for undoing perspective.
@@ -291,7 +294,7 @@ def settle(quad: np.ndarray, grad: Directional, colours: np.ndarray | None = Non
             continue
         aspect = true_aspect(corners)
         score = strength - ASPECT_WEIGHT * max(0.0, abs(aspect - layout.TRIM_ASPECT) - ASPECT_FREE) - MOVE_COST * moved
-        if not _border_ring(out):
+        if not _border_ring(out, corners):
             out = [0.0] * 4  # not a card's border round its frame (an even ring is a holder's edge)
         score -= SKEW_WEIGHT * max(0.0, _skew(corners) - SKEW_FREE)
         score += OUT_GAIN * sum(1 for o in out if o > 0)
@@ -320,13 +323,19 @@ def true_aspect(quad: np.ndarray) -> float:
     return min(ratio, 1 / ratio)
 
 
-def _border_ring(out: list[float]) -> bool:
-    """Whether outward moves are a card's border round its frame: every side out, three about evenly (the top
-    and the long sides) and one at least BOTTOM_RATIO times deeper (the bottom border, under the collector line)."""
+def _border_ring(out: list[float], quad: np.ndarray) -> bool:
+    """Whether outward moves to `quad` are a card's border round its frame: every side out, and either three
+    about evenly (the top and the long sides) and one at least BOTTOM_RATIO times deeper (the bottom border,
+    under the collector line), or all four evenly by a border's width (EVEN_BORDER of the card's short side: more
+    than a sleeve's margin, less than a top-loader's)."""
     if min(out) <= 0:
         return False
     order = sorted(out)
-    return order[3] >= BOTTOM_RATIO * order[1] and order[2] <= HOLDER_RATIO * order[0]
+    if order[3] >= BOTTOM_RATIO * order[1] and order[2] <= HOLDER_RATIO * order[0]:
+        return True
+    short = min(float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4))
+    width = float(np.median(order)) / max(short, 1.0)
+    return order[3] <= HOLDER_RATIO * order[0] and EVEN_BORDER[0] <= width <= EVEN_BORDER[1]
 
 
 def _skew(quad: np.ndarray) -> float:

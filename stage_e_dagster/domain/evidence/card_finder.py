@@ -19,6 +19,7 @@ bottom-left.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from typing import Any
 
 import cv2
@@ -26,7 +27,7 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_border import Directional, grow, settle
+from stage_e_dagster.domain.evidence.card_border import Directional, grow, settle, true_aspect
 from stage_e_dagster.domain.evidence.card_orientation import read_orientation
 from stage_e_dagster.domain.evidence.card_outline import Outline, Prepared, outlines, prepare, surface_around
 from stage_e_dagster.domain.evidence.geometry import classify_bleed
@@ -54,6 +55,9 @@ SECOND_CARD_AREA = 0.4
 MIN_RIVAL_AREA = 0.03
 # A card-like outline beside the card, apart from it, at least this share of its area: a part of a second card.
 PART_OF_ANOTHER = 0.15
+# A part beside the card counts only apart from the card grown by this (its holder), and when settled on its own
+# edges it takes a card's proportions within BESIDE_ASPECT.
+HOLDER_REACH, BESIDE_ASPECT = 1.12, 0.025
 # A card-like outline is a whole card when at least this share of a ring just outside it looks like the surface.
 ON_SURFACE = 0.45
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
@@ -128,7 +132,10 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         return FoundCard(image, image_corners(), SCAN)
     small, factor = _small_copy(image)
     prepared = prepare(small, _grey_copy(image, 2 * WORK_LONG_SIDE))
-    chosen = choose(outlines(prepared), prepared)
+    channels = list(cv2.split(prepared.lab)) + ([prepared.texture] if prepared.texture is not None else [])
+    colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
+    directional = Directional.of(channels)
+    chosen = choose(outlines(prepared), prepared, lambda q: settle(q, directional, colours))
     if isinstance(chosen, CardNotFound):
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
@@ -140,9 +147,7 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "runs off the photo"})
     if grown.quad is not None:
         quad = grown.quad
-    channels = list(cv2.split(prepared.lab)) + ([prepared.texture] if prepared.texture is not None else [])
-    colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
-    quad = settle(quad, Directional.of(channels), colours)
+    quad = settle(quad, directional, colours)
     if np.any(quad < 0) or np.any(quad[:, 0] > sw) or np.any(quad[:, 1] > sh):
         return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "settled past the photo"})
     chosen = replace(chosen, area=float(abs(cv2.contourArea(quad.astype(np.float32)))) / (sw * sh))
@@ -159,7 +164,8 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
                      orientation_margin=round(margin, 3), detail=detail)
 
 
-def choose(found: list[Outline], prepared: Prepared) -> Outline | CardNotFound:
+def choose(found: list[Outline], prepared: Prepared,
+           settler: Callable[[np.ndarray], np.ndarray] | None = None) -> Outline | CardNotFound:
     """The card among the outlines, or the reason there is no single whole one.
 
     A card (or its holder) lies on the surface: a card-like outline ringed by anything else, or lying inside another
@@ -179,15 +185,20 @@ def choose(found: list[Outline], prepared: Prepared) -> Outline | CardNotFound:
         return CardNotFound(SEVERAL_CARDS, {"cards": len(areas), "areas": areas})
     # A part of another card (its frame, its art box) beside the card: a second card whose own edge was not seen.
     beside = [o for o in card_like if o.area >= PART_OF_ANOTHER * best.area and not best.contains(o)
-              and not o.contains(best) and not _overlaps(o, best)]
+              and not o.contains(best) and not _overlaps(o, best, HOLDER_REACH)]
+    if settler is not None:  # only a whole card's shape counts, once its sides are settled on its own edges
+        beside = [o for o in beside if abs(true_aspect(settler(o.polygon)) - layout.TRIM_ASPECT) <= BESIDE_ASPECT]
     if beside:
         return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(best.area, 4),
                                             "part_area": round(max(o.area for o in beside), 4)})
     return _innermost_card(best, card_like)
 
 
-def _overlaps(a: Outline, b: Outline) -> bool:
-    inter, _ = cv2.intersectConvexConvex(a.polygon.astype(np.float32), b.polygon.astype(np.float32))
+def _overlaps(a: Outline, b: Outline, grow_b: float = 1.0) -> bool:
+    """Whether two outlines overlap, `b` first grown by `grow_b` about its centre."""
+    centre = b.polygon.mean(axis=0)
+    grown = centre + (b.polygon - centre) * grow_b
+    inter, _ = cv2.intersectConvexConvex(a.polygon.astype(np.float32), grown.astype(np.float32))
     return inter > 0
 
 
