@@ -328,14 +328,13 @@ def _border_ring(out: list[float], quad: np.ndarray) -> bool:
     about evenly (the top and the long sides) and one at least BOTTOM_RATIO times deeper (the bottom border,
     under the collector line), or all four evenly by a border's width (EVEN_BORDER of the card's short side: more
     than a sleeve's margin, less than a top-loader's)."""
-    if min(out) <= 0:
-        return False
     order = sorted(out)
-    if order[3] >= BOTTOM_RATIO * order[1] and order[2] <= HOLDER_RATIO * order[0]:
+    if order[0] > 0 and order[3] >= BOTTOM_RATIO * order[1] and order[2] <= HOLDER_RATIO * order[0]:
         return True
     short = min(float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4))
-    width = float(np.median(order)) / max(short, 1.0)
-    return order[3] <= HOLDER_RATIO * order[0] and EVEN_BORDER[0] <= width <= EVEN_BORDER[1]
+    even = order if order[0] > 0 else order[1:]  # the bottom border's text may hide one side's band
+    width = float(np.median(even)) / max(short, 1.0)
+    return len(even) >= 3 and even[0] > 0 and even[-1] <= HOLDER_RATIO * even[0] and EVEN_BORDER[0] <= width <= EVEN_BORDER[1]
 
 
 def _skew(quad: np.ndarray) -> float:

@@ -55,6 +55,8 @@ SECOND_CARD_AREA = 0.4
 MIN_RIVAL_AREA = 0.03
 # A card-like outline beside the card, apart from it, at least this share of its area: a part of a second card.
 PART_OF_ANOTHER = 0.15
+# The found outline, settled on its edges and perspective undone, must be within this of a card's proportions.
+WHOLE_ASPECT = 0.035
 # A part beside the card counts only apart from the card grown by this (its holder), and when settled on its own
 # edges it takes a card's proportions within BESIDE_ASPECT.
 HOLDER_REACH, BESIDE_ASPECT = 1.12, 0.025
@@ -151,6 +153,11 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     if np.any(quad < 0) or np.any(quad[:, 0] > sw) or np.any(quad[:, 1] > sh):
         return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "settled past the photo"})
     chosen = replace(chosen, area=float(abs(cv2.contourArea(quad.astype(np.float32)))) / (sw * sh))
+    aspect = true_aspect(quad)
+    if abs(aspect - layout.TRIM_ASPECT) > WHOLE_ASPECT:  # a part of a card, no whole one: no guess
+        near = _near_frame(replace(chosen, polygon=quad), (sh, sw))
+        return CardNotFound(CARD_CUT_OFF if near else NO_CARD, {"area": round(chosen.area, 4),
+                                                               "aspect": round(aspect, 3)})
     quad = _portrait_order(quad)
     if _is_whole_image(quad, sw, sh):
         return FoundCard(image, image_corners(), SCAN, detail={"edges": "image"})
