@@ -159,6 +159,8 @@ OUT_GAIN = 0.15
 # A band of one colour: its median spread at most BAND_SPREAD; unlike what lies beyond: at least BAND_DELTA away
 # (Lab and texture units).
 BAND_SPREAD, BAND_DELTA = 14.0, 12.0
+# A candidate edge this strong inside a band means the band is not a card's border.
+BAND_INNER_EDGE = 0.9
 # A card's border round its frame: three sides about even (the widest under HOLDER_RATIO times the narrowest),
 # the bottom at least BOTTOM_RATIO times deeper than the middle one. An even ring is a holder's edge.
 HOLDER_RATIO, BOTTOM_RATIO = 1.6, 1.5
@@ -275,7 +277,9 @@ def settle(quad: np.ndarray, grad: Directional, colours: np.ndarray | None = Non
         found = _side_candidates(quad, i, grad, long_side)
         if not any(abs(o) <= 2 for o, _, _ in found):
             found.append((0.0, 0.0, 0.0))  # the side as it is, unsupported
-        options.append([(o, t, st, colours is not None and o > 4 and _band_differs(quad, i, o, t, colours))
+        # A border band has no sharp edge inside it (a holder's rim between the card and its outer edge has).
+        options.append([(o, t, st, colours is not None and o > 4 and _band_differs(quad, i, o, t, colours)
+                         and not any(2 < o2 < o - 2 and s2 >= BAND_INNER_EDGE for o2, _, s2 in found))
                         for o, t, st in found])
     best, best_score = quad, -np.inf
     for choice in np.ndindex(*(len(o) for o in options)):

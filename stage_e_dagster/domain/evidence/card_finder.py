@@ -55,13 +55,16 @@ SECOND_CARD_AREA = 0.4
 MIN_RIVAL_AREA = 0.03
 # A card-like outline beside the card, apart from it, at least this share of its area: a part of a second card.
 PART_OF_ANOTHER = 0.15
+# A holder's area is at most this many times its card's (a top-loader's is 1.4); a card seen in one is within
+# HELD_ASPECT of a card's proportions.
+HOLDER_AREA, HELD_ASPECT = 1.5, 0.015
 # The found outline, settled on its edges and perspective undone, must be within this of a card's proportions.
 WHOLE_ASPECT = 0.035
 # A part beside the card counts only apart from the card grown by this (its holder), and when settled on its own
 # edges it takes a card's proportions within BESIDE_ASPECT.
 HOLDER_REACH, BESIDE_ASPECT = 1.12, 0.025
 # A card-like outline is a whole card when at least this share of a ring just outside it looks like the surface.
-ON_SURFACE = 0.45
+ON_SURFACE = 0.4
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
 NEAR_FRAME = 0.12
 # The straightened card's long side never exceeds this (the reader needs no more).
@@ -179,8 +182,8 @@ def choose(found: list[Outline], prepared: Prepared,
     card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol)."""
     card_like = [o for o in found if o.card_like]
     cut = [o for o in found if _cut_card_like(o)]
-    enclosing = card_like + cut
-    top = [c for c in card_like if not any(o.contains(c) for o in enclosing)
+    top = [c for c in card_like if not any(o.contains(c) for o in card_like)
+           and not any(o.contains(c) and not _held(c, o) for o in cut)
            and surface_around(c.polygon, prepared.lab, prepared.rim) >= ON_SURFACE]
     if not top:
         return _no_whole_card(found, card_like, cut, prepared.lab.shape[:2])
@@ -199,6 +202,13 @@ def choose(found: list[Outline], prepared: Prepared,
         return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(best.area, 4),
                                             "part_area": round(max(o.area for o in beside), 4)})
     return _innermost_card(best, card_like)
+
+
+def _held(card: Outline, outer: Outline) -> bool:
+    """Whether `outer` is a holder round `card` (a sleeve or top-loader, perhaps run off the photo while the card
+    is whole): at most HOLDER_AREA times the card's area, the card in exactly a card's proportions."""
+    return (outer.area <= HOLDER_AREA * card.area
+            and abs(true_aspect(card.polygon) - layout.TRIM_ASPECT) <= HELD_ASPECT)
 
 
 def _overlaps(a: Outline, b: Outline, grow_b: float = 1.0) -> bool:
