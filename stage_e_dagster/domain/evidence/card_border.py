@@ -158,7 +158,7 @@ ASPECT_FREE = 0.008
 OUT_GAIN = 0.15
 # A band of one colour: its median spread at most BAND_SPREAD; unlike what lies beyond: at least BAND_DELTA away
 # (Lab and texture units).
-BAND_SPREAD, BAND_DELTA = 14.0, 12.0
+BAND_SPREAD, BAND_DELTA = 14.0, 7.0
 # A candidate edge this strong inside a band means the band is not a card's border.
 BAND_INNER_EDGE = 0.9
 # A card's border round its frame: three sides about even (the widest under HOLDER_RATIO times the narrowest),
@@ -214,14 +214,17 @@ def _side_candidates(quad: np.ndarray, i: int, grad: Directional, long_side: flo
     value = grad.across(pts, np.broadcast_to(n[:, None, None, :], pts.shape))  # (A, O, T)
     score = np.mean(np.minimum(value, LINE_CAP), axis=2) / LINE_CAP  # (A, O): how whole the line is
     sharp = np.mean(np.minimum(value, 6 * LINE_CAP), axis=2) / (6 * LINE_CAP)  # where exactly it lies
-    ranked = score + 0.05 * sharp
+    ranked = score + 0.05 * sharp - 0.005 * np.abs(SETTLE_TURNS)[:, None]  # of equal lines, the least turned
     pick = ranked.argmax(axis=0)
     rank = ranked[pick, np.arange(len(offsets))]
     best = score[pick, np.arange(len(offsets))]
     turn = turns[pick]
     peaks = [k for k in range(len(offsets)) if best[k] >= LINE_MIN and rank[k] >= rank[max(0, k - 2):k + 3].max()]
     peaks.sort(key=lambda k: -rank[k])
-    return [(float(offsets[k]), float(turn[k]), float(best[k])) for k in peaks[:5]]
+    found = [(float(offsets[k]), float(turn[k]), float(best[k])) for k in peaks[:5]]
+    here = int(np.argmin(np.abs(offsets)))
+    straight = int(np.argmin(np.abs(SETTLE_TURNS)))
+    return [*found, (0.0, 0.0, float(score[straight, here]))]  # the side as it is, always a choice
 
 
 def _meet(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
@@ -275,8 +278,6 @@ def settle(quad: np.ndarray, grad: Directional, colours: np.ndarray | None = Non
     options = []
     for i in range(4):
         found = _side_candidates(quad, i, grad, long_side)
-        if not any(abs(o) <= 2 for o, _, _ in found):
-            found.append((0.0, 0.0, 0.0))  # the side as it is, unsupported
         # A border band has no sharp edge inside it (a holder's rim between the card and its outer edge has).
         options.append([(o, t, st, colours is not None and o > 4 and _band_differs(quad, i, o, t, colours)
                          and not any(2 < o2 < o - 2 and s2 >= BAND_INNER_EDGE for o2, _, s2 in found))
