@@ -188,8 +188,12 @@ def choose(found: list[Outline], prepared: Prepared,
     if not top:
         return _no_whole_card(found, card_like, cut, prepared.lab.shape[:2])
     best = max(top, key=lambda o: o.area)
+    # A second card lies apart from the first (two outlines that overlap are parts of one card) and is a whole
+    # card's shape once its sides are settled on its own edges.
     rivals = [o for o in top if o is not best and o.area >= SECOND_CARD_AREA * best.area and o.support >= 0.8
-              and o.area >= MIN_RIVAL_AREA]
+              and o.area >= MIN_RIVAL_AREA and not _overlaps(o, best)]
+    if settler is not None:
+        rivals = [o for o in rivals if abs(true_aspect(settler(o.polygon)) - layout.TRIM_ASPECT) <= BESIDE_ASPECT]
     if rivals:
         areas = sorted(round(o.area, 4) for o in (best, *rivals))
         return CardNotFound(SEVERAL_CARDS, {"cards": len(areas), "areas": areas})
