@@ -18,8 +18,8 @@ bottom-left.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import cv2
@@ -27,9 +27,10 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_border import Directional, grow, settle, true_aspect
+from stage_e_dagster.domain.evidence.card_border import grow
 from stage_e_dagster.domain.evidence.card_orientation import read_orientation
 from stage_e_dagster.domain.evidence.card_outline import Outline, Prepared, outlines, prepare, surface_around
+from stage_e_dagster.domain.evidence.card_settle import Directional, settle, true_aspect
 from stage_e_dagster.domain.evidence.geometry import classify_bleed
 from stage_e_dagster.domain.evidence.load import LoadedScan
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
