@@ -95,7 +95,7 @@ def _side_candidates(quad: np.ndarray, i: int, grad: Directional, long_side: flo
     pts = (mid + offsets[None, :, None, None] * n[:, None, None, :] + t[None, None, :, None] * u[:, None, None, :])
     value = grad.across(pts, np.broadcast_to(n[:, None, None, :], pts.shape))  # (A, O, T)
     score = np.mean(np.minimum(value, LINE_CAP), axis=2) / LINE_CAP  # (A, O): how whole the line is
-    sharp = np.mean(np.minimum(value, 6 * LINE_CAP), axis=2) / (6 * LINE_CAP)  # where exactly it lies
+    sharp = np.mean(value, axis=2) / (6 * LINE_CAP)  # where exactly it lies (uncapped: no plateau)
     ranked = score + 0.05 * sharp - 0.005 * np.abs(SETTLE_TURNS)[:, None]  # of equal lines, the least turned
     pick = ranked.argmax(axis=0)
     rank = ranked[pick, np.arange(len(offsets))]
