@@ -153,9 +153,11 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "runs off the photo"})
     if grown.quad is not None:
         quad = grown.quad
-    quad = settle(quad, directional, colours)
+    settled = settle(quad, directional, colours)
+    if not (np.any(settled < 0) or np.any(settled[:, 0] > sw) or np.any(settled[:, 1] > sh)):
+        quad = settled  # (a side settled past the photo's frame found an edge of the surface, not the card's)
     if np.any(quad < 0) or np.any(quad[:, 0] > sw) or np.any(quad[:, 1] > sh):
-        return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "settled past the photo"})
+        return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "grown past the photo"})
     chosen = replace(chosen, area=float(abs(cv2.contourArea(quad.astype(np.float32)))) / (sw * sh))
     aspect = true_aspect(quad)
     if abs(aspect - layout.TRIM_ASPECT) > WHOLE_ASPECT:  # a part of a card, no whole one: no guess
