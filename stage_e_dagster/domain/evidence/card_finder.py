@@ -8,9 +8,13 @@ off the frame or a card too small in it is a named skip.
   or a render: it comes back as it is, with the image's own corners, for the cost of one division. So is an image
   in other proportions whose best outline is the image's own edge.
 - **A photo.** Outlines are searched on a copy about 640 px long (`card_outline`); the card is the best supported
-  four-sided outline in a card's proportions; inside a sleeve or top-loader the card's own edge wins when it is in
-  truer proportions than the holder's. The full-resolution image is warped once, to a portrait card at the size
-  the photo shows it (capped), in exactly the trimmed card's proportions, and turned upright (`card_orientation`).
+  four-sided outline in a card's proportions that lies on the surface; inside a sleeve or top-loader the card's
+  own edge wins when it is in truer proportions than the holder's. Its sides are then settled on the card's own
+  edges (`card_settle`: a frame inside a dark border grows out to the card's faint edge, seen in colour or in
+  texture), and a card whose settled outline, perspective undone, is not in a card's proportions is a part of a
+  card: a skip, never a guess. Several cards are judged by whole card-shaped outlines apart from each other, not
+  by parts of one card. The full-resolution image is warped once, to a portrait card at the size the photo shows
+  it (capped), in exactly the trimmed card's proportions, and turned upright (`card_orientation`).
 
 Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
 bottom-left.

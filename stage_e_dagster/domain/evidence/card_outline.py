@@ -7,7 +7,9 @@ card running off the photo still closes into a shape, one of whose sides lies on
 card is told from a whole one.
 
 Each outline is scored by its edge support: the share of points along each side (away from the rounded corners)
-where the gradient across the side is strong. A card's four sides are straight, strong edges; a wood grain's,
+where the gradient across the side is strong, on the Lab channels and, when `prepare` is given a grey copy at
+twice the size, on a texture channel (a printed card is smooth, a cloth's weave or a wood's grain is not, so a
+black card on a black cloth still shows its edge there). A card's four sides are straight, strong edges; a wood grain's,
 cloth fold's or painted playmat's shapes are not.
 """
 
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from stage_e_dagster.domain.evidence.card_settle import texture_of
+
 # A side counts as supported where the colour gradient across it is at least this (Lab units per pixel, on the
 # blurred small copy).
 EDGE_STRENGTH = 10.0
@@ -27,8 +31,6 @@ MIN_AREA = 0.008
 SURFACE_DELTA = 28.0
 # An outline side within this many small-copy pixels of the photo's frame lies on the frame (the card runs off).
 FRAME_SLACK = 4.0
-# Texture (log of the local grey deviation) in Lab-like units, so its gradient compares with colour gradients.
-TEXTURE_GAIN = 40.0
 # The estimated short-over-long side ratio a card seen at up to ~20 degrees may show.
 ASPECT_RANGE = (0.56, 0.92)
 
@@ -345,17 +347,6 @@ class Prepared:
     gradient: np.ndarray
     rim: np.ndarray
     texture: np.ndarray | None = None
-
-
-def texture_of(grey: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """How grainy the photo is at each place, at `shape` (h, w), in Lab-like units: the log of the local deviation
-    of a grey copy (at about twice the small copy's size) from its 3x3 mean. A printed card is smooth; a cloth's
-    weave, a wood's grain or a palm's skin is not, so a black card on a black cloth still shows its edge here."""
-    grey = grey.astype(np.float32)
-    high = grey - cv2.blur(grey, (3, 3))
-    deviation = cv2.sqrt(cv2.blur(high * high, (5, 5)))
-    small = cv2.resize(deviation, (shape[1], shape[0]), interpolation=cv2.INTER_AREA)
-    return cv2.GaussianBlur(np.log1p(small) * TEXTURE_GAIN, (5, 5), 0)
 
 
 def prepare(small_rgb: np.ndarray, grey: np.ndarray | None = None) -> Prepared:

@@ -9,6 +9,8 @@ perspective undone (`true_aspect`), are a card's (63 x 88 mm). A side moves outw
 border to where it stops (the card's physical edge is the outermost of its straight edges) when the bands are a
 border's: three about even and a deeper bottom, or an even ring of a border's width; an even ring narrower or
 wider than that is a sleeve's or top-loader's edge, and the card inside it is kept.
+
+`texture_of` is the texture channel the outline search and the settling read beside colour.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import numpy as np
 
 from stage_e_dagster.domain import layout
 
+# Texture (log of the local grey deviation) in Lab-like units, so its gradient compares with colour gradients.
+TEXTURE_GAIN = 40.0
 # A directional gradient (Lab-like units per pixel) at or above this counts fully along a line.
 LINE_CAP = 8.0
 # A line is a candidate edge when its mean capped gradient (0..1) reaches this.
@@ -53,6 +57,17 @@ SKEW_FREE, SKEW_WEIGHT = 6.0, 0.1
 # The camera's distance (its focal length) in long sides of the card, for undoing perspective.
 FOCAL_SIDES = 2.0
 
+
+
+def texture_of(grey: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """How grainy the photo is at each place, at `shape` (h, w), in Lab-like units: the log of the local deviation
+    of a grey copy (at about twice the small copy's size) from its 3x3 mean. A printed card is smooth; a cloth's
+    weave, a wood's grain or a palm's skin is not, so a black card on a black cloth still shows its edge here."""
+    grey = grey.astype(np.float32)
+    high = grey - cv2.blur(grey, (3, 3))
+    deviation = cv2.sqrt(cv2.blur(high * high, (5, 5)))
+    small = cv2.resize(deviation, (shape[1], shape[0]), interpolation=cv2.INTER_AREA)
+    return cv2.GaussianBlur(np.log1p(small) * TEXTURE_GAIN, (5, 5), 0)
 
 
 @dataclass(frozen=True)
