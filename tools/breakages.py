@@ -327,6 +327,23 @@ BREAKAGES = (
         (("            elif result.kind == FORBIDDEN:", "            elif False:"),),
         ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",),
         what="the 403 branch of `_record` skipped"),
+    Breakage(
+        "scans sent down the photo path", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if is_card_shaped(width, height):\n        return FoundCard(image, image_corners(), SCAN)",
+          "    if False:\n        return FoundCard(image, image_corners(), SCAN)"),),
+        ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",)),
+    Breakage(
+        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if rivals:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",)),
+    Breakage(
+        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if cut:\n        best = max(cut", "    if False:\n        best = max(cut"),),
+        ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",)),
+    Breakage(
+        "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if not orientation.upright:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",)),
 )
 
 
