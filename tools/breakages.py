@@ -331,19 +331,23 @@ BREAKAGES = (
         "scans sent down the photo path", "stage_e_dagster/domain/evidence/card_finder.py",
         (("    if is_card_shaped(width, height):\n        return FoundCard(image, image_corners(), SCAN)",
           "    if False:\n        return FoundCard(image, image_corners(), SCAN)"),),
-        ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",)),
+        ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",),
+        what="the card-proportions test skipped"),
     Breakage(
         "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_finder.py",
         (("    if rivals:\n", "    if False:\n"),),
-        ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",)),
+        ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",),
+        what="rival cards ignored"),
     Breakage(
         "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_finder.py",
         (("    if cut:\n        best = max(cut", "    if False:\n        best = max(cut"),),
-        ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",)),
+        ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
+        what="cut-off outlines ignored"),
     Breakage(
         "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_finder.py",
         (("    if not orientation.upright:\n", "    if False:\n"),),
-        ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",)),
+        ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),
+        what="orientation ignored"),
 )
 
 
