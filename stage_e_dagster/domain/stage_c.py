@@ -15,6 +15,7 @@ EXTRACTOR_FIELDS: dict[str, tuple[str, ...]] = {
     "legal": ("legal_raw", "copyright_year", "proxy_marker"),
     "hashes": ("art_phash", "symbol_phash"),
     "quality": ("truncated", "blur_variance", "entropy"),
+    "card": ("card_corners",),
 }
 """The `image_evidence` columns each extractor writes; carry-forward rewrites only a stale extractor's columns."""
 
