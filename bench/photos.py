@@ -10,8 +10,10 @@ of the truth, the right way up), what went wrong with the others, every must-ski
 CPU milliseconds per photo for the decode and the finder, and the finder's extra CPU per ordinary scan (a render
 that is already a card, with and without bleed, mildly rotated). The host's load is named.
 
-`COLUMNS` is the hook for more figures per found photo (e.g. "number read", "voted"): each column is a function of
-the straightened card and the printing it shows, run in the workers, and its share is printed beside "found".
+`COLUMNS` is the hook for more figures per photo answered with a card (`bench/photo_reads.py` fills it with "number
+read" and the votes): each column is a function of the finder's answer, the printing the photo shows and the
+decoded photo, run in the workers on every card answered, and its share is printed beside "found" (of the found
+ones, and of every photo answered with a card).
 
 The finder's thresholds were set looking at seed 0's photos; `--seed 1` draws other cards and photos that were
 only ever counted, never looked at one by one: the held-out check, reported beside seed 0's figures.
@@ -43,7 +45,7 @@ from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.photo import FOUND, DrawnPhoto, draw_photo, plan_photos
 from stage_e_dagster.demo.render import Degradation, render_scan
 from stage_e_dagster.domain.evidence.card_finder import CardNotFound, FoundCard, find_card
-from stage_e_dagster.domain.evidence.load import load_scan
+from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
 
 PRINTINGS, CATALOG_SEED = 400, 37
 CARD_LONG_SIDE = 1400
@@ -52,10 +54,11 @@ CORNER_TOLERANCE = 0.02  # of the photo's diagonal
 
 @dataclass(frozen=True)
 class Column:
-    """An extra figure per found photo: `measure(card_image, printing)` is true when the card passes it."""
+    """An extra figure per photo answered with a card: `measure(found, printing, photo)` is true when the card
+    passes it (`photo`: the decoded photo, as Stage C's `LoadedScan`)."""
 
     name: str
-    measure: Callable[[Image.Image, dict[str, Any]], bool]
+    measure: Callable[[FoundCard, dict[str, Any], LoadedScan], bool]
 
 
 # The hook: add Column("number read", ...) or Column("voted", ...) to run on every straightened card.
@@ -117,8 +120,7 @@ def _run(job: tuple[int, Any, str | None]) -> dict[str, Any]:
     if isinstance(result, FoundCard):
         row["card_px"] = result.image.size
         row["corners"] = result.corners
-        if verdict == FOUND:
-            row["columns"] = {c.name: bool(c.measure(result.image, card)) for c in COLUMNS}
+        row["columns"] = {c.name: bool(c.measure(result, card, loaded)) for c in COLUMNS}  # type: ignore[arg-type]
     if save:
         name = f"{plan.case}-{plan.seed}"
         Path(save, f"{name}.jpg").write_bytes(data)
@@ -164,9 +166,12 @@ def _report(rows: list[dict[str, Any]], wall: float, scan_ms: tuple[float, float
     print(f"host: {os.cpu_count()} CPUs, load average {load[0]:.2f} at the start, {load[1]:.2f} at the end")
     print(f"photos: {len(rows)} ({len(singles)} single-card, {len(skips)} must-skip) in {wall:.0f} s wall")
     print(f"found and straightened: {_pct(len(found), len(singles))}")
+    answered = [r for r in rows if "columns" in r]
     for column in COLUMNS:
-        passed = sum(1 for r in found if r.get("columns", {}).get(column.name))
-        print(f"  {column.name}: {_pct(passed, len(found))} of found")
+        passed = sum(1 for r in found if r["columns"].get(column.name))
+        anywhere = sum(1 for r in answered if r["columns"].get(column.name))
+        print(f"  {column.name}: {_pct(passed, len(found))} of found; {_pct(anywhere, len(answered))} of every "
+              f"photo answered with a card ({_pct(anywhere, len(rows))} of all photos)")
     misses = Counter(r["verdict"] for r in singles if r["verdict"] != FOUND)
     if misses:
         print("  not found: " + ", ".join(f"{k} {v}" for k, v in misses.most_common()))

@@ -348,6 +348,29 @@ BREAKAGES = (
         (("    if not orientation.upright:\n", "    if False:\n"),),
         ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),
         what="orientation ignored"),
+    Breakage(
+        "a photo's skip not recorded", "stage_e_dagster/domain/evidence/extract.py",
+        (("    if isinstance(found, CardNotFound):\n        return found.as_skip()\n",
+          "    if isinstance(found, CardNotFound):\n"
+          "        found = FoundCard(loaded.image, ((0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)), \"scan\")\n"),),
+        ("tests/db/test_stage_c_photos.py",),
+        what="a photo with no single whole card read as a scan"),
+    Breakage(
+        "a photo's skip not routed to review", "stage_e_dagster/db/judgement/evidence_store.py",
+        (("    route_skips_to_review(conn, [card_id], run_id)\n    return True", "    return True"),),
+        ("tests/db/test_stage_c_photos.py",),
+        what="`log_skip` writes no `to-review` marker"),
+    Breakage(
+        "a photo's corners not stored", "stage_e_dagster/domain/evidence/extract.py",
+        (("            evidence.card_corners = flat_corners(card.corners)",
+          "            evidence.card_corners = None"),),
+        ("tests/db/test_stage_c_photos.py",),
+        what="`card_corners` left empty"),
+    Breakage(
+        "the corners not used by the review crop", "stage_e_dagster/review_web/files.py",
+        (("    if is_whole_image(corners) or pairs is None:", "    if True:"),),
+        ("tests/review/test_review_photos.py",),
+        what="crops and thumbnails cut from the whole photo"),
 )
 
 
