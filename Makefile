@@ -1,7 +1,8 @@
 # Two commands on a fresh machine: `make demo` (set up, then run the main job with the Dagster UI) and
 # `make test` (set up, then run the suite). Both build their own virtualenv; neither needs Docker, a system
 # Postgres or a system tesseract. `make test-quick` skips the live and drill tests (the inner loop);
-# `make breakages` proves the suite catches deliberate breakages (docs/testing.md).
+# `make breakages` proves the suite catches deliberate breakages, `make mutants` that the pure core's tests kill its
+# mutants (docs/testing.md).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -17,7 +18,7 @@ DEMO_WAVE_SECONDS ?= 20
 # Every worker has its own Postgres, databases and homes.
 TEST_WORKERS ?= 3
 
-.PHONY: install test test-quick breakages demo lint bench clean-data
+.PHONY: install test test-quick breakages mutants demo lint bench clean-data
 
 install: $(VENV)/.installed
 
@@ -35,6 +36,10 @@ test-quick: install
 
 breakages: install
 	$(BIN)/python tools/breakages.py
+
+# Mutation testing of the pure core (tools/mutants.py, [tool.mutmut] in pyproject.toml); not part of `make test`.
+mutants: install
+	$(BIN)/python tools/mutants.py
 
 lint: install
 	$(BIN)/ruff check stage_e_dagster tests bench drills testkit tools

@@ -20,7 +20,7 @@ The readers take turns card by card, so a shared host's changing load weighs on 
 are both reported. At the end the sets are printed side by side (accuracy per height and per damage bucket,
 Stage D, the project's cost as a ratio to the naive read). Prints figures and ratios measured in the same run;
 asserts nothing.
-Usage: python bench/stage_c.py [--cards N] [--sets demo,unseen,hard,holdout,kinds] [--seed N]
+Usage: python bench/stage_c.py [--cards N] [--sets demo,unseen,hard,renders,holdout,holdout-renders,kinds] [--seed N]
        [--escalation-tessdata DIR] [--quick] [--pixel-thread] [--drop-steps deblurred-grey,...] [--no-line-filters]
 Levers measured by taking them out: `--drop-steps` leaves reader ladder steps out, `--no-line-filters` keeps every
 band of the collector crop as a line.
@@ -100,7 +100,7 @@ def _engine(tessdata: str | None) -> CountingEngine:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cards", type=int, default=300, help="scans per set")
-    parser.add_argument("--sets", default="demo,unseen,hard,holdout,kinds")
+    parser.add_argument("--sets", default="demo,unseen,hard,renders,holdout,holdout-renders,kinds")
     parser.add_argument("--seed", type=int, default=1, help="which scans each set plans")
     parser.add_argument("--tessdata", default=None, help="directory of the first-read model (default: installed)")
     parser.add_argument("--escalation-tessdata", default=None, help="model directory for the escalation reads")

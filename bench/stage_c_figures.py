@@ -12,12 +12,14 @@ from stage_c_sets import RENDERER, Scan, World
 from stage_e_dagster.demo.forms import SCAN_KINDS
 from stage_e_dagster.demo.render import scan_size
 from stage_e_dagster.domain.calculators import CalculatorOutcome, run_calculators
+from stage_e_dagster.domain.calculators.era import ERA_ID
 from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID
 from stage_e_dagster.domain.catalog import CardRef
 from stage_e_dagster.domain.decisions import Vote
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
 from stage_e_dagster.domain.kinds import classify, machine_ineligibility, name_and_hint
+from stage_e_dagster.domain.printed_lines import LAYOUTS
 
 
 def rate(hits: int, total: int) -> str:
@@ -28,15 +30,20 @@ def accuracy(plans: list[Scan], run: Run) -> dict[str, Counter[str]]:
     """Counts of right numbers, set codes and both, per group: undamaged, degraded, height bin, damage bucket."""
     by: dict[str, Counter[str]] = defaultdict(Counter)
     for scan, found in zip(plans, run.evidence, strict=True):
-        right_n, right_s = found.collector_number == scan.number, found.set_code == scan.set_code
+        right_n = normalise_collector_number(found.collector_number) == normalise_collector_number(scan.number)
+        right_s = found.set_code == scan.set_code
         kind = "degraded" if scan.degraded else "undamaged"
-        for group in [kind, scan.height_bin, *(f"  {c}" for c in scan.damage_buckets() if c != "undamaged")]:
+        groups = [kind, f"{scan.layout} {kind}", scan.height_bin,
+                  *(f"  {c}" for c in scan.damage_buckets() if c != "undamaged")]
+        for group in groups:
             by[group].update(n=1, number=int(right_n), set=int(right_s), both=int(right_n and right_s))
     return by
 
 
 def group_order(groups: set[str]) -> list[str]:
     order = [g for g in ("undamaged", "degraded") if g in groups]
+    order += [f"{layout} {kind}" for layout in (*LAYOUTS, "card-back") for kind in ("undamaged", "degraded")
+              if f"{layout} {kind}" in groups]
     order += sorted((g for g in groups if g.endswith("px")), key=lambda g: int(g.split("-")[0]))
     return order + sorted(g for g in groups if g.startswith("  "))
 
@@ -74,6 +81,7 @@ def stage_d(world: World, plans: list[Scan], run: Run) -> Counter[str]:
         if scan.card["id"] is None:
             continue  # a card back: no printing to be right about
         truth = world.printings[scan.card["id"]]
+        _count_layout(counts, scan, found, outcome, machine, truth.id)
         join_key = [v for v in machine if v.anonymous_id == JOIN_KEY_ID]
         counts["cards"] += 1
         counts["join-key vote"] += any(v.printing_id is not None for v in join_key)
@@ -87,6 +95,40 @@ def stage_d(world: World, plans: list[Scan], run: Run) -> Counter[str]:
             counts["old unique"] += 1
             counts["old unique join-key"] += any(v.printing_id == truth.id for v in join_key)
     return counts
+
+
+def _count_layout(counts: Counter[str], scan: Scan, found: Evidence, outcome: CalculatorOutcome,
+                  machine: list[Vote], truth: int) -> None:
+    """One scan's per-layout figures: number read right (clean and degraded apart), set code right where one is
+    printed, machine vote, right votes, the era calculator's votes, review."""
+    key = f"layout:{scan.layout}"
+    state = "degraded" if scan.degraded else "clean"
+    counts[f"{key}|n"] += 1
+    counts[f"{key}|{state}"] += 1
+    counts[f"{key}|{state}-number"] += normalise_collector_number(found.collector_number) == \
+        normalise_collector_number(scan.number)
+    counts[f"{key}|set"] += found.set_code == scan.set_code
+    counts[f"{key}|machine"] += any(v.printing_id is not None for v in machine)
+    counts[f"{key}|votes"] += sum(v.printing_id is not None for v in machine)
+    counts[f"{key}|right"] += sum(v.printing_id == truth for v in machine)
+    counts[f"{key}|era"] += any(v.anonymous_id == ERA_ID and v.printing_id is not None for v in machine)
+    counts[f"{key}|review"] += outcome.slow_path is not None
+
+
+def report_layouts(counts: Counter[str]) -> None:
+    """One line per collector-line layout: numbers read (clean, degraded), set code, machine coverage and
+    precision, era votes and review."""
+    layouts = [layout for layout in (*LAYOUTS, "card-back") if counts[f"layout:{layout}|n"]]
+    if not layouts:
+        return
+    print("    per layout      number clean              number degraded           set code right            "
+          "machine coverage          machine precision         era votes / review")
+    for layout in layouts:
+        c = {key.split("|", 1)[1]: value for key, value in counts.items() if key.startswith(f"layout:{layout}|")}
+        print(f"    {layout:14s}  {rate(c.get('clean-number', 0), c.get('clean', 0)):24s}  "
+              f"{rate(c.get('degraded-number', 0), c.get('degraded', 0)):24s}  {rate(c.get('set', 0), c['n']):24s}  "
+              f"{rate(c.get('machine', 0), c['n']):24s}  {rate(c.get('right', 0), c.get('votes', 0)):24s}  "
+              f"{c.get('era', 0)} / {c.get('review', 0)}")
 
 
 def _count_kind(counts: Counter[str], scan: Scan, found: Evidence, card: CardRef, outcome: CalculatorOutcome,
@@ -133,6 +175,7 @@ def report_stage_d(plans: list[Scan], run: Run, counts: Counter[str]) -> None:
           f"no-match votes {counts['no-match votes']} (every printing is in the catalogue, so each is wrong); "
           f"join-key coverage on old-style scans of unique numbers "
           f"{rate(counts['old unique join-key'], counts['old unique'])}")
+    report_layouts(counts)
     report_kinds(counts)
 
 

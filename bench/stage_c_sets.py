@@ -23,18 +23,25 @@ from stage_e_dagster.demo import forms, hard
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.holdout import plan as holdout
 from stage_e_dagster.demo.holdout.catalog import holdout_catalog
+from stage_e_dagster.demo.info import layout_of_card
 from stage_e_dagster.demo.symbols import render_set_symbol
+from stage_e_dagster.domain import printed_lines
 from stage_e_dagster.domain.catalog import ExpansionRef, PrintingRef
 from stage_e_dagster.domain.evidence.hashing import symbol_phash
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, NUMBERLESS
 
-FIRST_SETS = ("demo", "unseen", "hard")
-SECOND_SETS = ("holdout",)
+FIRST_SETS = ("demo", "unseen", "hard", "renders")
+SECOND_SETS = ("holdout", "holdout-renders")
 KIND_SETS = ("kinds",)
 RENDERER = {**dict.fromkeys(FIRST_SETS + KIND_SETS, "first"), **dict.fromkeys(SECOND_SETS, "second")}
 PRINTINGS, CATALOG_SEED = 2000, 5
 HOLDOUT_PRINTINGS, HOLDOUT_SEED = 3000, 27
 HEIGHT_BINS = (720, 880, 1040, 1200, 1360, 1520)
+RENDER_HEIGHT = 936
+RENDERS = hard.Profile("renders", (RENDER_HEIGHT,), (0.9, 1.1), 0.0, hard.heavy_damage)
+"""Official card renders as a catalogue site serves them: 672x936, no bleed in most, undamaged (the "renders"
+sets of both renderers stand for the real renders a held-out check reads)."""
 
 
 @dataclass
@@ -56,7 +63,7 @@ class Scan:
 
     plan: Any
     card: dict[str, Any]
-    number: str
+    number: str | None  # None: the printing prints no number
     set_code: str | None
     height: int
     blur: float | None  # None: undamaged
@@ -68,6 +75,14 @@ class Scan:
     @property
     def degraded(self) -> bool:
         return self.blur is not None
+
+    @property
+    def layout(self) -> str:
+        """The collector-line layout the printing prints (`domain.printed_lines`), "card-back" for a back."""
+        if self.card.get("id") is None:
+            return "card-back"
+        released = date.fromisoformat(str(self.card["released_at"])[:10])
+        return printed_lines.layout_of(str(self.card.get("frame")), released) or printed_lines.MODERN
 
     @property
     def height_bin(self) -> str:
@@ -180,16 +195,19 @@ def plan_set(name: str, worlds: Worlds, count: int, seed: int = 1) -> list[Scan]
         return plan_kinds(worlds, count, seed)
     if RENDERER[name] == "first":
         out = []
-        for p in hard.plan_scans(worlds.first().cards, count, name, seed=seed):
+        for p in hard.plan_scans(worlds.first().cards, count, RENDERS if name == "renders" else name, seed=seed):
             d = p.degradation
-            code = p.card["set"] if p.card["frame"] == "2015" else None
-            out.append(Scan(p, p.card, p.card["collector_number"], code, p.long_side,
+            printed = layout_of_card(p.card)
+            code = p.card["set"] if printed in CODE_LAYOUTS else None
+            number = None if printed == NUMBERLESS else p.card["collector_number"]
+            out.append(Scan(p, p.card, number, code, p.long_side,
                             None if d is None else d.blur_radius, None if d is None else d.jpeg_quality,
                             0.0 if d is None else d.rotation_deg))
         return out
     catalogue = worlds.second()[1]
     out = []
-    for p in holdout.plan_holdout(catalogue, count, seed=seed):
+    options = {"heights": (RENDER_HEIGHT, RENDER_HEIGHT), "damaged": 0.0} if name == "holdout-renders" else {}
+    for p in holdout.plan_holdout(catalogue, count, seed=seed, **options):
         number, code = p.expected
         d = p.damage
         out.append(Scan(p, p.card, number, code, p.height, None if d is None else d.blur_sigma,

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from sqlalchemy import Engine, text
 
-from stage_e_dagster.db.intake.remote_source import sync_remote
 from stage_e_dagster.db.intake.sources import SourceSync, add_remote_source, list_sources
 from stage_e_dagster.db.judgement.evidence_store import load_batch
 from stage_e_dagster.domain.remote import Credentials, parse_location
 from stage_e_dagster.domain.stage_c import CardWork, extractors_needed
+from stage_e_dagster.remote.listing import sync_remote
 from stage_e_dagster.stages.stage_c_fetch import FetchSettings, RemoteFetcher
 from testkit.stores import HttpServer, S3Server
 

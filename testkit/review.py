@@ -24,8 +24,10 @@ from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import Card, CardPrintingTag, Expansion
 from stage_e_dagster.db.judgement.evidence_store import log_skip
 from stage_e_dagster.demo.catalog import generate_catalog, write_catalog
+from stage_e_dagster.demo.info import layout_of_card
 from stage_e_dagster.demo.render import render_scan
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
+from stage_e_dagster.domain.printed_lines import NUMBERLESS
 from stage_e_dagster.review_web.app import ReviewConfig, build_app
 from stage_e_dagster.stages.stage_d import run_stage_d
 from testkit.corpus import ingest
@@ -48,8 +50,8 @@ class Scan:
 
 def seed_corpus(url: str, root: Path, scenarios: tuple[str, ...] = ("clean", "no-text", "clean", "no-evidence"),
                 seed: int = 3) -> list[Scan]:
-    """One real scan per scenario (names with reprints first, so cards have several candidates), ingested,
-    given ground-truth evidence, and run through Stage D."""
+    """One real scan per scenario (printings that print a number, names with reprints first, so cards have several
+    candidates), ingested, given ground-truth evidence, and run through Stage D."""
     catalog = generate_catalog(40, seed)
     write_catalog(root / "catalog.json", catalog)
     import_catalog(get_engine(url), root / "catalog.json")
@@ -58,7 +60,9 @@ def seed_corpus(url: str, root: Path, scenarios: tuple[str, ...] = ("clean", "no
             s.execute(update(Expansion).where(Expansion.code == code).values(
                 symbol_phash=random.Random(code).getrandbits(64) - (1 << 63)))
     names = [card["name"] for card in catalog]
-    picks = sorted(catalog, key=lambda card: (-names.count(card["name"]), card["id"]))[: len(scenarios)]
+    numbered = [card for card in catalog if layout_of_card(card) != NUMBERLESS]  # the join key reads them
+    picks = sorted(numbered, key=lambda card: (-names.count(card["name"]), card["id"]))[: len(scenarios)]
+    picks.sort(key=front_name)  # files sort as the corpus does, so card ids follow its order
     scans = root / "scans"
     scans.mkdir(parents=True, exist_ok=True)
     for index, card in enumerate(picks):

@@ -21,8 +21,10 @@ from stage_e_dagster.db.core.engine import session_scope
 from stage_e_dagster.db.core.models import Card, Expansion, ImageEvidence, Printing, Source
 from stage_e_dagster.db.runs import ledger, trips
 from stage_e_dagster.demo.catalog import set_printed_total
+from stage_e_dagster.demo.info import layout_of_card
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
+from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, NUMBERLESS, RARITY_FIRST
 from stage_e_dagster.domain.work import DECIDED_BY
 from testkit.corpus import engine_of
 
@@ -167,28 +169,35 @@ class SeededCard:
     truth: int
     scenario: str
     modern: bool
+    numbered: bool = True
 
 
 def evidence_for(card: dict[str, Any], scenario: str, symbols: dict[str, int], rng: random.Random
                  ) -> dict[str, Any] | None:
-    """Evidence fields a scan of `card` would yield under `scenario` (None: no evidence row)."""
+    """Evidence fields a scan of `card` would yield under `scenario` (None: no evidence row), as the reader reads
+    its layout (`domain.printed_lines`): set code, number and total on modern frames (no total from 2023), number
+    and total at the end of the legal line on the 2003 and 1997 frames, no number before Exodus."""
     if scenario == "no-evidence":
         return None
-    modern = card["frame"] == "2015"
+    layout = layout_of_card(card)
+    modern = layout in CODE_LAYOUTS
     code = str(card["set"])
-    number = str(card["collector_number"])
+    number = None if layout == NUMBERLESS else str(card["collector_number"])
+    total = None if layout in (NUMBERLESS, RARITY_FIRST) else set_printed_total(code)
     symbol = symbols.get(code)
     fields: dict[str, Any] = {
-        "collector_raw": f"{number}/{set_printed_total(code)}", "collector_number": number,
+        "collector_raw": f"{number}/{total}" if number else "Illus.", "collector_number": number,
+        "collector_total": total, "collector_layout": None if layout == NUMBERLESS else layout,
         "set_code_raw": code.upper() if modern else None, "set_code": code if modern else None,
         "copyright_year": int(str(card["released_at"])[:4]), "border_color": card["border_color"],
         "symbol_phash": _flip(symbol, rng.randint(0, 3), rng) if symbol is not None else None, "language": "en",
     }
     if scenario == "misread-set":
         garbage = "q" + "".join(rng.choice("xz7") for _ in range(2))
-        fields.update(set_code_raw=garbage.upper(), set_code=garbage)
+        fields.update(set_code_raw=garbage.upper(), set_code=garbage, collector_layout=None)
     elif scenario == "no-text":
-        fields.update(collector_raw="~ ,", collector_number=None, set_code_raw=None, set_code=None)
+        fields.update(collector_raw="~ ,", collector_number=None, set_code_raw=None, set_code=None,
+                      collector_total=None, collector_layout=None)
     elif scenario == "truncated":
         fields["truncated"] = True
     return fields
@@ -196,8 +205,8 @@ def evidence_for(card: dict[str, Any], scenario: str, symbols: dict[str, int], r
 
 def seed_ground_truth(target: Engine | str, catalog: list[dict[str, Any]], count: int, seed: int = 5
                       ) -> list[SeededCard]:
-    """`count` cards of random catalogue printings with evidence: mostly clean (set code and number on modern
-    frames, number only on older ones), some misread set codes, missing text, truncated or missing evidence."""
+    """`count` cards of random catalogue printings with evidence: mostly clean (what the reader reads of each
+    layout: `evidence_for`), some misread set codes, missing text, truncated or missing evidence."""
     rng = random.Random(seed)
     ids = printing_ids(target)
     symbols = symbol_hashes(target)
@@ -220,7 +229,8 @@ def seed_ground_truth(target: Engine | str, catalog: list[dict[str, Any]], count
         fields = evidence_for(card, scenario, symbols, rng)
         if fields is not None:
             evidence[card_id] = fields
-        seeded.append(SeededCard(card_id, ids[card["id"]], scenario, card["frame"] == "2015"))
+        layout = layout_of_card(card)
+        seeded.append(SeededCard(card_id, ids[card["id"]], scenario, layout in CODE_LAYOUTS, layout != NUMBERLESS))
     add_evidence_rows(target, evidence)
     return seeded
 

@@ -371,6 +371,76 @@ BREAKAGES = (
         (("    if is_whole_image(corners) or pairs is None:", "    if True:"),),
         ("tests/review/test_review_photos.py",),
         what="crops and thumbnails cut from the whole photo"),
+    Breakage(
+        "a truncated reading votes", "stage_e_dagster/domain/evidence/fragments.py",
+        (("""            digits.startswith(read_digits) or digits.endswith(read_digits)):
+        return TRUNCATION""", """            digits.startswith(read_digits) or digits.endswith(read_digits)):
+        return None"""),),
+        ("tests/unit/test_calculators_half_numbers.py::test_a_truncated_read_does_not_vote_for_the_shorter_number",),
+        what="`rivalry` finds no truncation"),
+    Breakage(
+        "a reading that lost its suffix votes", "stage_e_dagster/domain/evidence/fragments.py",
+        (("            return SUFFIX", "            return None"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_a_lost_suffix_does_not_vote_for_the_unstarred_twin",),
+        what="`rivalry` finds no suffixed twin"),
+    Breakage(
+        "a number read from the copyright year votes", "stage_e_dagster/domain/calculators/join_key.py",
+        (("    untrusted = (evidence.collector_total is None and not by_set",
+          "    untrusted = (False and not by_set"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_a_number_from_the_copyright_year_does_not_vote",),
+        what="`doubt` never suspects the year"),
+    Breakage(
+        "the reader confirms half a number", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("                if rivals(norm, in_set) or neighbours(norm, in_set):", "                if False:"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_the_reader_confirms_no_half_number",),
+        what="`resolve` confirms a reading a set's other number could explain"),
+    Breakage(
+        "a copyright range taken for the collector number", "stage_e_dagster/domain/evidence/parse.py",
+        (("    matches = [m for m in _NUMBER_WITH_TOTAL.finditer(line) if not _is_year_pair(m)]",
+          "    matches = list(_NUMBER_WITH_TOTAL.finditer(line))"),),
+        ("tests/unit/test_evidence_parse.py::test_a_year_or_a_set_code_is_never_the_number",),
+        what="`_with_total` keeps year ranges"),
+    Breakage(
+        "a run's failure recorded without locking its ledger row", "stage_e_dagster/db/runs/ledger.py",
+        (('"SELECT status FROM dispatch_ledger WHERE run_id = :run_id FOR UPDATE"',
+          '"SELECT status FROM dispatch_ledger WHERE run_id = :run_id"'),),
+        ("tests/db/test_ledger_races.py::test_two_failure_records_of_one_run_defer_its_cards_once",),
+        what="`mark_failed` reads the row's status without `FOR UPDATE`"),
+    Breakage(
+        "sweep cursors moved without comparing", "stage_e_dagster/db/work/queue.py",
+        (('" WHERE name = :name AND position = :position AND wrap_count = :wrap_count"',
+          '" WHERE name = :name AND CAST(:position AS bigint) IS NOT NULL AND CAST(:wrap_count AS int) IS NOT NULL"'),),
+        ("tests/db/test_store_races.py::test_two_reconcile_steps_at_once_never_take_the_same_window",
+         "tests/db/test_backstop_sweep.py::test_two_concurrent_sweepers_claim_disjoint_ranges_covering_every_card"),
+        what="`_move_cursor` swaps whatever the cursor holds"),
+    Breakage(
+        "the work rule synced without its lock", "stage_e_dagster/db/work/work_rule.py",
+        (('        conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _SYNC_LOCK_KEY})\n', ""),),
+        ("tests/db/test_store_races.py::test_two_syncs_of_a_changed_rule_recompute_it_once",),
+        what="`sync` takes no advisory lock"),
+    Breakage(
+        "a review claim taken from its holder", "stage_e_dagster/db/review/claims.py",
+        (('"WHERE rc.reviewer = EXCLUDED.reviewer OR rc.expires_at <= now() "', ""),),
+        ("tests/review/test_review_page.py::test_reviewers_claiming_at_the_same_moment_never_share_a_card",),
+        what="the claim's upsert takes the card whoever holds it"),
+    Breakage(
+        "the state layer reaching the wire again", "stage_e_dagster/db/intake/sources.py",
+        (("    if source.remote:\n        raise ValueError(",
+          "    if source.remote:\n        from stage_e_dagster.remote.listing import sync_remote\n\n"
+          "        return sync_remote(engine, source, full=full)\n        raise ValueError("),),
+        ("tests/unit/test_import_contracts.py::test_every_enforced_import_contract_is_kept",),
+        what="`sync_directory` lists a remote source through a deferred import of `remote.listing`"),
+    Breakage(
+        "one generation's throttles halving the pace twice", "stage_e_dagster/db/intake/pace.py",
+        (("    WHERE id = 1 AND generation = :generation", "    WHERE id = 1"),),
+        ("tests/db/test_fetch_races.py::test_two_throttled_responses_of_one_generation_halve_the_pace_once",),
+        what="the compare-and-swap on `generation` dropped"),
+    Breakage(
+        "a fetch's bytes stored on a card that moved to a new version", "stage_e_dagster/db/intake/fetch_state.py",
+        (('"fetch_attempts = 0, updated_at = now() WHERE id = :id AND remote_token = :token"),',
+          '"fetch_attempts = 0, updated_at = now() WHERE id = :id"),'),),
+        ("tests/db/test_fetch_races.py::test_an_outcome_for_the_old_version_that_meets_a_sync_of_the_new_one_is_dropped",),
+        what="`record_fetched` without its compare-and-swap on `remote_token`"),
 )
 
 

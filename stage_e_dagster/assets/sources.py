@@ -1,7 +1,7 @@
 """The `card_sources` asset: the `card` table brought in line with the registered sources.
 
-A thin shell over `db.intake.sources.sync_source` (which reuses `db.intake.ingest` for directories and
-`db.intake.remote_sync` for S3 prefixes and HTTP manifests): new files become cards, changed files get their new
+A thin shell over `control.intake.sync_source` (`db.intake.ingest` for directories, `remote.listing` for S3
+prefixes and HTTP manifests): new files become cards, changed files get their new
 fingerprint (and so fresh work), vanished files are marked missing; a remote object's bytes are fetched later, at
 Stage C. Requested by the `source_inbox`
 sensor when a directory's listing changed (a quick sync) and by the daily `source_resync` schedule (a full sync). A
@@ -22,7 +22,8 @@ from dagster import (
 )
 from pydantic import Field
 
-from stage_e_dagster.db.intake.sources import SourceSync, list_sources, sync_source
+from stage_e_dagster.control.intake import sync_source
+from stage_e_dagster.db.intake.sources import SourceSync, list_sources
 from stage_e_dagster.job_contracts import CARD_SOURCES
 from stage_e_dagster.resources.database import AppDatabase
 

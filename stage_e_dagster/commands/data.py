@@ -76,14 +76,14 @@ def catalog_import(file: Path, symbols: Path | None, sets_file: Path | None) -> 
 def ingest(directory: Path, source_key: str) -> None:
     """Register every image under DIRECTORY as a card (re-running is idempotent); DIRECTORY becomes source
     SOURCE_KEY, which the source_inbox sensor then watches (see `stage-e sources`)."""
-    from stage_e_dagster.db.intake.sources import add_source, sync_source
+    from stage_e_dagster.db.intake.sources import add_source, sync_directory
 
     engine = app_engine()
     with engine.begin() as conn:
         source, _moved = add_source(conn, source_key, directory)
     total = sum(len(files) for _d, _s, files in os.walk(directory))
     with click.progressbar(length=total, label="ingesting", file=sys.stderr) as bar:
-        result = sync_source(engine, source, full=True, on_file=lambda _id: bar.update(1))
+        result = sync_directory(engine, source, full=True, on_file=lambda _id: bar.update(1))
     if result.status == "unavailable":
         raise click.ClickException(f"{directory} is missing or unreadable")
     summary = result.summary

@@ -110,7 +110,8 @@ def list_command() -> None:
 @click.option("--full", is_flag=True, help="Read every file, not only those changed since the last sync.")
 def sync_command(keys: tuple[str, ...], full: bool) -> None:
     """Sync the sources named (default: every source) now, in this process, as the card_sources asset does."""
-    from stage_e_dagster.db.intake.sources import list_sources, sync_source
+    from stage_e_dagster.control.intake import sync_source
+    from stage_e_dagster.db.intake.sources import list_sources
 
     engine = app_engine()
     with engine.connect() as conn:

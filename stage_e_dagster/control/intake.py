@@ -1,5 +1,7 @@
 """What the stream takes in, and where: a changed source directory is synced in the stream's own step, and remote
-sources are listed in the `source_inbox` tick.
+sources are listed in the `source_inbox` tick. `sync_source` is the one entry point that syncs a source of any kind
+(the `card_sources` asset, `stage-e sources sync`, `stage-e ingest` and the two below): a directory through
+`db.intake.sources`, a remote source by its listing on the wire (`remote.listing`).
 
 `sync_changed` lists every local source directory (names, sizes, file times; no file is read) and compares each
 listing with the one its last sync started from. A changed source whose quick sync reads at most `read_limit` files
@@ -24,10 +26,19 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from stage_e_dagster.db.intake.remote_source import Opener, sync_remote
 from stage_e_dagster.db.intake.remote_sync import due
-from stage_e_dagster.db.intake.sources import SourceSync, list_sources, sync_source, trusted_before
+from stage_e_dagster.db.intake.sources import SourceRow, SourceSync, list_sources, sync_directory, trusted_before
 from stage_e_dagster.domain.scan_files import Listing, list_images
+from stage_e_dagster.remote.listing import Opener, sync_remote
+
+
+def sync_source(engine: Engine, source: SourceRow, *, full: bool = False,
+                on_file: Callable[[str], None] | None = None) -> SourceSync:
+    """Bring `source`'s cards in line with it, to the end: a directory with its files (`on_file` per file seen), a
+    remote source with its listing (no budget: a pass under way is finished)."""
+    if source.remote:
+        return sync_remote(engine, source, full=full)
+    return sync_directory(engine, source, full=full, on_file=on_file)
 
 
 @dataclass

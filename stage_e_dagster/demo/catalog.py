@@ -1,9 +1,15 @@
 """Synthetic, Scryfall-shaped printing catalogue with the cases that make scan identification hard.
 
-Hard cases always present (given at least ~12 printings and 6 sets): one name reprinted in three or more sets
-with the same art (art is seeded by name), the same collector number for the same name in two sets, pre-2015
-sets whose collector line shows a number but no set code, every border colour, and set codes one OCR edit
-apart from another set's code.
+Its sets follow real Magic's eras in the shares of a 2019 snapshot of English paper printings
+(`ERA_SHARES`): 17% printed before collector numbers (frame "1993", or "1997" from Mirage), 14% in the centred
+frame "1997" from Exodus, 35% in the 2003 frame, 34% in the 2015 frame (a fifth of them from March of the Machine
+on, rarity first);
+`domain.printed_lines` says what each prints. Hard cases always present (given at least ~12 printings and 6
+sets): one name reprinted in three or more sets with the same art (art is seeded by name), the same collector
+number for the same name in two sets, sets whose collector line prints a number but no set code, every border
+colour, set codes one OCR edit apart from another set's code, the five basic lands numbered together at the end
+of many sets (one name, many printings, numbers one apart), premium printings of the 1997 and 2003 frames
+numbered with a star beside their unstarred twin ("123★"), and letter suffixes ("12a", "12b").
 """
 
 from __future__ import annotations
@@ -63,7 +69,29 @@ _CONFUSABLE = {
     "0": "o", "o": "0", "1": "l", "l": "1", "i": "l", "5": "s", "s": "5", "8": "b", "b": "8",
     "2": "z", "z": "2", "m": "n", "n": "m", "c": "e", "e": "c", "h": "b", "u": "v", "v": "u",
 }
-_MODERN = date(2015, 1, 1)
+ERA_SHARES: tuple[tuple[date, date, float], ...] = (
+    (date(1994, 1, 10), date(1998, 5, 31), 0.17),  # no collector number: frame 1993, then 1997 from Mirage
+    (date(1998, 6, 15), date(2003, 7, 27), 0.14),  # frame 1997, numbered and centred (Exodus to Scourge)
+    (date(2003, 7, 28), date(2014, 7, 17), 0.35),  # frame 2003: the number ends the legal line
+    (date(2014, 7, 18), date(2023, 4, 20), 0.27),  # frame 2015: "171/274 C" over "BFZ • EN ✎ artist"
+    (date(2023, 4, 21), date(2025, 6, 1), 0.07),  # frame 2015 from March of the Machine: "C 0172", rarity first
+)
+"""Each era's first and last release day and its share of the printings."""
+MIRAGE = date(1996, 10, 8)
+EIGHTH_EDITION = date(2003, 7, 28)
+MAGIC_2015 = date(2014, 7, 18)
+BASICS = ("Plains", "Island", "Swamp", "Mountain", "Forest")
+ZERO_PADDED_FROM = date(2018, 1, 1)
+"""Modern sets from this day print three-digit numbers zero-padded ("078/221 M")."""
+
+
+def frame_of(day: date) -> str:
+    """Scryfall's frame of a printing released on `day`."""
+    if day >= MAGIC_2015:
+        return "2015"
+    if day >= EIGHTH_EDITION:
+        return "2003"
+    return "1997" if day >= MIRAGE else "1993"
 
 
 @dataclass
@@ -75,9 +103,7 @@ class _Set:
 
     @property
     def frame(self) -> str:
-        if self.released_at >= _MODERN:
-            return "2015"
-        return "2003" if self.released_at.year >= 2003 else "1997"
+        return frame_of(self.released_at)
 
 
 @dataclass
@@ -143,9 +169,24 @@ def _set_name(rng: random.Random, code: str) -> str:
     return f"{rng.choice(_ADJ)} {place}"
 
 
+def _era_counts(n_sets: int) -> list[int]:
+    """How many of `n_sets` sets each era of `ERA_SHARES` gets: its share, by largest remainder, at least one
+    each when there are enough sets."""
+    shares = [share for _, _, share in ERA_SHARES]
+    counts = [int(n_sets * share) for share in shares]
+    order = sorted(range(len(shares)), key=lambda i: -(n_sets * shares[i] - counts[i]))
+    for i in order[: n_sets - sum(counts)]:
+        counts[i] += 1
+    if n_sets >= len(shares):
+        while 0 in counts:
+            counts[counts.index(0)] += 1
+            counts[counts.index(max(counts))] -= 1
+    return counts
+
+
 def _make_sets(rng: random.Random, n_sets: int) -> list[_Set]:
-    """Sets sorted by release date: about a third before 2015; forced border colours; a few one-edit codes."""
-    n_pre = max(2, round(n_sets * 0.35)) if n_sets >= 3 else 1
+    """Sets sorted by release date, each era holding its share (`ERA_SHARES`); forced border colours; a few
+    one-edit codes."""
     n_pairs = max(2, n_sets // 25) if n_sets >= 6 else 0
     codes: list[str] = []
     taken: set[str] = set()
@@ -165,12 +206,13 @@ def _make_sets(rng: random.Random, n_sets: int) -> list[_Set]:
             codes.append(code)
             taken.add(code)
     rng.shuffle(codes)
-    pre_days = (date(2014, 12, 1) - date(1995, 8, 1)).days
-    post_days = (date(2025, 6, 1) - date(2015, 1, 20)).days
-    dates = sorted(date(1995, 8, 1) + timedelta(days=rng.randrange(pre_days)) for _ in range(n_pre))
-    dates += sorted(date(2015, 1, 20) + timedelta(days=rng.randrange(post_days)) for _ in range(n_sets - n_pre))
+    dates: list[date] = []
+    for (first, last, _), count in zip(ERA_SHARES, _era_counts(n_sets), strict=True):
+        span = (last - first).days
+        dates += sorted(first + timedelta(days=rng.randrange(span)) for _ in range(count))
     sets = [_Set(code, _set_name(rng, code), day) for code, day in zip(codes, dates, strict=True)]
-    pre, post = sets[:n_pre], sets[n_pre:]
+    pre = [s for s in sets if s.frame != "2015"] or sets[:1]
+    post = [s for s in sets if s.frame == "2015"]
     for s in pre:
         if rng.random() < 0.3:
             s.border = "white"
@@ -281,12 +323,18 @@ def generate_catalog(printings: int, seed: int = 0) -> list[dict[str, Any]]:
     staple_number: str | None = None
     printed: list[tuple[_Name, str]] = []  # (name, collector number) of every earlier printing
     cards: list[dict[str, Any]] = []
+    basic_names = {land: _Name(land, "", f"Basic Land — {land}", "") for land in BASICS}
     for index, (s, count) in enumerate(zip(sets, counts, strict=True)):
         modern = s.frame == "2015"
+        starred = s.frame == "2003" or s.frame == "1997" and s.released_at >= date(1998, 6, 1)
         total = set_printed_total(s.code)
-        pool = list(range(1, total + 1))
+        copies = rng.choice((0, 1, 2, 4)) if count >= 40 else 0
+        basics = [(land, total - len(BASICS) * copies + 1 + k * copies + i)
+                  for k, land in enumerate(BASICS) for i in range(copies)][: count // 3]
+        pool = list(range(1, total + 1 - len(BASICS) * copies))
         rng.shuffle(pool)
-        numbers = pool[:count] if count <= total else list(range(1, count + 1))
+        count -= len(basics)
+        numbers = pool[:count] if count <= len(pool) else list(range(1, count + 1))
         plan: list[tuple[_Name, str | None]] = []
         if index in staple_sets:
             keep = staple_number if index != n_sets // 2 else None
@@ -309,16 +357,22 @@ def generate_catalog(printings: int, seed: int = 0) -> list[dict[str, Any]]:
             staple_number = assigned[0]
         for slot, (who, _) in enumerate(plan):
             number = assigned[slot]
-            if modern and rng.random() < 0.015:
-                number = f"★{number}"
-            elif not modern and slot + 1 < len(plan) and who is not staple and rng.random() < 0.01:
-                assigned[slot + 1] = f"{number}b"
-                number = f"{number}a"
+            if slot + 1 < len(plan) and who is not staple and not modern and number.isdigit() and rng.random() < 0.02:
+                if starred and rng.random() < 0.6:  # a premium printing beside its twin: "123★"
+                    plan[slot + 1], assigned[slot + 1] = (who, None), f"{number}★"
+                else:
+                    assigned[slot + 1] = f"{number}b"
+                    number = f"{number}a"
             border = s.border
             if modern and border == "black" and (rng.random() < 0.05 or (index == n_sets - 1 and slot == 1)):
                 border = "borderless"
             rarity = rng.choices(("common", "uncommon", "rare", "mythic"), (10, 6, 4, 1 if modern else 0))[0]
-            cards.append(_card(rng, s, who, number, border, rarity))
+            cards.append(_card(rng, s, plan[slot][0], number, border, rarity))
+        for land, number in basics:
+            who = basic_names[land]
+            if not who.artist:
+                who.artist = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+            cards.append(_card(rng, s, who, str(number), s.border, "common"))
         printed.extend((who, number) for (who, _), number in zip(plan, assigned, strict=True))
     return cards
 

@@ -31,8 +31,10 @@ from typing import Any
 from PIL import Image, ImageDraw, ImageFilter
 
 from stage_e_dagster.demo.catalog import _stable_id
+from stage_e_dagster.demo.info import layout_of_card
 from stage_e_dagster.demo.render import Degradation, front_name, scan_size
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, NUMBERLESS
 
 KIND_SHARES: tuple[tuple[str, float], ...] = (
     ("card", 0.45), ("suffixed", 0.10), ("numberless", 0.10), ("token", 0.10), ("language-marker", 0.07),
@@ -52,9 +54,8 @@ def is_token(card: dict[str, Any]) -> bool:
 
 
 def is_numberless(card: dict[str, Any]) -> bool:
-    """Whether a printing is drawn without a collector number (the frame of the sets before June 1998; the demo's
-    own sets of 1995-1998 print theirs, as a later frame would)."""
-    return card.get("frame") == "1993"
+    """Whether a printing is drawn without a collector number (the sets before Exodus, June 1998)."""
+    return layout_of_card(card) == NUMBERLESS
 
 
 def is_suffixed(card: dict[str, Any]) -> bool:
@@ -208,7 +209,7 @@ def plan_kinds(catalog: list[dict[str, Any]], count: int, seed: int = 0) -> list
         elif kind == "custom-art":
             drawn = {**card, "art_seed": f"custom:{card['id']}"}
             path = f"{name} [custom art].jpg"
-        code = None if card["frame"] != "2015" else str(card["set"])
+        code = str(card["set"]) if layout_of_card(card) in CODE_LAYOUTS else None
         number = None if kind == "numberless" else str(card["collector_number"])
         out.append(KindScan(kind, card, drawn, path, number, code))
     return out

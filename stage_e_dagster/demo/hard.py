@@ -1,12 +1,13 @@
-"""Harder generated scans, for tests and benchmarks only: fonts the demo never draws, varied type sizes and offsets,
-the "credit" and "old-style" collector lines (see `demo.info`), more scan sizes and heavier damage.
+"""Harder generated scans, for tests and benchmarks only: fonts the demo never draws, type sizes around each era's
+real size, offsets, the variants real cards print (The List's mark, a premium print's star separator, "Illus." or
+the paintbrush on the 2003 frame; see `demo.info`), more scan sizes and heavier damage.
 
 Profiles:
 
 - "demo": the demo renderer's own scans (1040 or 1680 px, 30% mildly degraded), for comparison.
-- "unseen": 1040-1680 px, fonts and layouts the demo renderer does not use, type 0.65-1.1x the demo's, 30% mildly
-  degraded (JPEG, blur).
-- "hard": 720-1680 px, type 0.5-1.0x the demo's (collector digits about 8 px high on the smallest scans), 80%
+- "unseen": 1040-1680 px, fonts the demo renderer does not use, type 0.9-1.15x the real size, 30% mildly degraded
+  (JPEG, blur).
+- "hard": 720-1680 px, type 0.85-1.1x the real size (collector digits about 7 px high on the smallest scans), 80%
   degraded with blur 0.8-1.4 px, rotation up to 2 degrees, noise and JPEG 50-80.
 
 The fonts come from PyPI packages (`font-lato`, `font-manrope`, `font-hanken-grotesk`, `font-caladea`, in the
@@ -27,9 +28,10 @@ from typing import Any
 from PIL import Image
 
 from stage_e_dagster.demo.catalog import set_printed_total
-from stage_e_dagster.demo.info import InfoStyle
+from stage_e_dagster.demo.info import InfoStyle, layout_of_card
 from stage_e_dagster.demo.render import Degradation, render_scan
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.printed_lines import MODERN, RARITY_FIRST
 
 FONT_PACKAGES = ("font_lato", "font_manrope", "font_hanken_grotesk", "font_caladea")
 
@@ -79,8 +81,8 @@ class Profile:
 
 PROFILES = {
     "demo": Profile("demo", (1040, 1680), (1.0, 1.0), 0.3, Degradation.random, styled=False),
-    "unseen": Profile("unseen", (1040, 1200, 1360, 1520, 1680), (0.65, 1.1), 0.3, Degradation.random),
-    "hard": Profile("hard", (720, 880, 1040, 1200, 1360, 1520, 1680), (0.5, 1.0), 0.8, heavy_damage),
+    "unseen": Profile("unseen", (1040, 1200, 1360, 1520, 1680), (0.9, 1.15), 0.3, Degradation.random),
+    "hard": Profile("hard", (720, 880, 1040, 1200, 1360, 1520, 1680), (0.85, 1.1), 0.8, heavy_damage),
 }
 
 
@@ -107,14 +109,14 @@ class HardScan:
         return buffer.getvalue()
 
 
-def random_style(card: dict[str, Any], rng: random.Random, sizes: tuple[float, float] = (0.65, 1.1)) -> InfoStyle:
-    """An unseen font at a type size in `sizes` (relative to the demo's), offset a little; old frames mostly in
-    the old-style layout, modern ones mostly with the artist credit on the set-code line."""
-    old = card.get("frame") in ("1997", "2003")
-    layout = rng.choices(("old-style", "demo") if old else ("credit", "demo"), (0.7, 0.3))[0]
-    offset = (round(rng.uniform(-0.012, 0.02), 4), round(rng.uniform(-0.006, 0.006), 4))
+def random_style(card: dict[str, Any], rng: random.Random, sizes: tuple[float, float] = (0.9, 1.15)) -> InfoStyle:
+    """An unseen font at a type size in `sizes` (relative to the era's real size), offset a little; on the 2003
+    frame "Illus." or the paintbrush; a few reprints from The List; a tenth of modern scans premium (foil)."""
+    offset = (round(rng.uniform(-0.008, 0.012), 4), round(rng.uniform(-0.003, 0.003), 4))
+    modern = layout_of_card(card) in (MODERN, RARITY_FIRST)
     return InfoStyle(font=rng.choice(unseen_fonts()), size=round(rng.uniform(*sizes), 3), offset=offset,
-                     layout=layout)
+                     credit=rng.choice(("brush", "illus")), list_mark=modern and rng.random() < 0.04,
+                     foil=modern and rng.random() < 0.1)
 
 
 def plan_scans(catalog: list[dict[str, Any]], count: int, profile: str | Profile, seed: int = 0) -> list[HardScan]:
@@ -136,5 +138,14 @@ def read_catalog_of(catalog: list[dict[str, Any]]) -> ReadCatalog:
     return ReadCatalog.build(
         ((str(card["name"]), str(card["set"]), str(card["collector_number"])) for card in catalog),
         totals={code: set_printed_total(code) for code in codes},
-        codeless={str(card["set"]) for card in catalog if card.get("frame") in ("1997", "2003")},
+        codeless={str(card["set"]) for card in catalog if layout_of_card(card) not in (MODERN, RARITY_FIRST)},
+        layouts=layouts_by_set(catalog),
     )
+
+
+def layouts_by_set(catalog: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Each set's collector-line layouts, from its printings' frames and release days."""
+    out: dict[str, set[str]] = {}
+    for card in catalog:
+        out.setdefault(str(card["set"]), set()).add(layout_of_card(card))
+    return out

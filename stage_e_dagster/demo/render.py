@@ -24,6 +24,7 @@ from stage_e_dagster.demo.info import COLLECTOR_TEXT_HEIGHT, InfoStyle
 from stage_e_dagster.demo.symbols import symbol_mask
 from stage_e_dagster.demo.text import DIGIT_HEIGHT, draw_text, fit_font, get_font, wrap
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.printed_lines import MODERN, RARITY_FIRST
 
 RGB = tuple[int, int, int]
 __all__ = ["COLLECTOR_TEXT_HEIGHT", "Degradation", "InfoStyle", "collector_lines", "legal_text", "render_scan"]
@@ -120,7 +121,8 @@ def front_name(card: dict[str, Any]) -> str:
 
 
 def collector_lines(card: dict[str, Any], style: InfoStyle = InfoStyle()) -> tuple[str, str | None]:
-    """The collector line as printed: ("123/280 R", "M20 • EN"); older frames ("1997", "2003"): ("123/280", None)."""
+    """The collector block as printed at the bottom left: ("123/280 R", "M20 • EN ✎ artist") on modern frames,
+    ("", None) on the layouts that print their number on the legal line (`info.legal_lines`)."""
     return info_lines.collector_lines(card, set_printed_total(card["set"]), style)
 
 
@@ -130,13 +132,10 @@ def legal_marker(card: dict[str, Any]) -> str | None:
     return "PROXY" if roll < 6 else "NOT FOR SALE" if roll < 10 else None
 
 
-def legal_text(card: dict[str, Any]) -> str:
-    """The legal line: "™ & © <release year> Wizards of the Coast", or "<marker> © <year> Wizards" for a proxy."""
-    year = str(card["released_at"])[:4]
-    marker = legal_marker(card)
-    if marker:
-        return f"{marker} © {year} Wizards"  # short enough to keep the usual type size
-    return f"™ & © {year} Wizards of the Coast"
+def legal_text(card: dict[str, Any]) -> str | None:
+    """The legal line as its layout prints it ("™ & © 2019 Wizards of the Coast"; on the 2003 frame it ends in the
+    collector number), "<marker> © <year> Wizards" for a proxy; None for a card printed before copyright years."""
+    return info_lines.legal_lines(card, set_printed_total(card["set"]), legal_marker(card))[1]
 
 
 def _identity(card: dict[str, Any]) -> str:
@@ -205,8 +204,10 @@ def render_scan(
     draw = ImageDraw.Draw(img)
     radius = round(th * 0.012) if rounded else 0
     stroke = max(2, round(th * 0.0035))  # thick enough to stay one connected line through scan damage
+    kind = info_lines.layout_of_card(card)
+    frame_bottom = info_lines.FRAME_BOTTOM[kind]
     if not borderless:
-        draw.rounded_rectangle(box((0.042, 0.03, 0.958, 0.885)), radius=round(th * 0.02), fill=frame)
+        draw.rounded_rectangle(box((0.042, 0.03, 0.958, frame_bottom)), radius=round(th * 0.02), fill=frame)
         outer = box((layout.ART_BOX[0] - 0.006, layout.ART_BOX[1] - 0.004, layout.ART_BOX[2] + 0.006,
                      layout.ART_BOX[3] + 0.004))
         draw.rectangle(outer, fill=_shade(frame, 0.55))
@@ -215,7 +216,7 @@ def render_scan(
                        full=False)
         img.paste(art, art_box[:2])
     else:  # darken the bottom so the collector text stays readable over the art
-        band = (0, box((0, 0.885, 1, 1))[1], width, height)
+        band = (0, box((0, frame_bottom, 1, 1))[1], width, height)
         img.paste(Image.blend(img.crop(band), Image.new("RGB", (band[2] - band[0], band[3] - band[1])), 0.7),
                   band[:2])
     # Name plate with mana cost.
@@ -260,18 +261,21 @@ def render_scan(
             draw_text(draw, text_box[0] + pad, y, line, rules_font, ink)
             y += th * 0.029
         y += th * 0.008
-    if "Creature" in str(card.get("type_line", "")):
-        pt = box((0.79, 0.842, 0.915, 0.874))
+    if "Creature" in str(card.get("type_line", "")):  # the P/T box straddles the frame's bottom edge
+        pt = box((0.79, frame_bottom - 0.036, 0.925, frame_bottom + 0.004))
         draw.rounded_rectangle(pt, radius=radius, fill=plate, outline=_shade(frame, 0.5), width=stroke)
         power = random.Random(_digest("pt", card["name"]))
         draw_text(draw, pt[0] + th * 0.016, pt[3] - th * 0.008, f"{power.randint(1, 6)}/{power.randint(1, 6)}",
                   get_font(int(th * 0.02 / DIGIT_HEIGHT)), ink)
-    # Collector line, illustrator and legal line, on the border.
+    if kind in (MODERN, RARITY_FIRST) and card.get("rarity") in ("rare", "mythic") and not borderless:
+        oval = box((0.465, 0.946, 0.535, 0.978))  # the holofoil stamp
+        draw.ellipse(oval, fill=(168, 170, 178), outline=(96, 98, 106), width=max(1, round(th * 0.002)))
+    # Collector block, illustrator and legal line, on the border.
     if borderless or border_name == "black":
         info: RGB = (245, 245, 245) if rng.random() < 0.6 else (228, 222, 200)
     else:
         info = (10, 10, 12) if rng.random() < 0.6 else (30, 24, 20)
-    info_lines.draw_info_lines(draw, trim, card, set_printed_total(card["set"]), legal_text(card), info, style)
+    info_lines.draw_info_lines(draw, trim, card, set_printed_total(card["set"]), legal_marker(card), info, style)
     if degradation is not None:
         img = degradation.apply(img, seed=_digest("noise", card["id"], seed))
     return img

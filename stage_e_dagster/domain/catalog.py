@@ -26,11 +26,13 @@ class PrintingRef:
 
 @dataclass(frozen=True)
 class ExpansionRef:
-    """A set: its code (lower case), release date and reference set-symbol phash (signed 64-bit) if known."""
+    """A set: its code (lower case), release date, reference set-symbol phash (signed 64-bit) and printed total
+    ("/274", from Scryfall's sets list) if known."""
 
     code: str
     released_at: date | None = None
     symbol_phash: int | None = None
+    printed_total: int | None = None
 
 
 @dataclass(frozen=True)

@@ -21,16 +21,14 @@ ART_BOX: Box = (0.075, 0.115, 0.925, 0.555)
 TYPE_LINE: Box = (0.06, 0.565, 0.94, 0.615)
 SET_SYMBOL: Box = (0.855, 0.568, 0.925, 0.612)
 TEXT_BOX: Box = (0.075, 0.63, 0.925, 0.88)
-# Two lines bottom-left: "123/280 R" over "M20 • EN" (older frames: "123/280" only).
-COLLECTOR_LINE: Box = (0.05, 0.895, 0.40, 0.975)
-# Bottom-right: "Illus. <artist>" over "™ & © 2019 Wizards of the Coast".
-ILLUS_LINE: Box = (0.42, 0.895, 0.95, 0.932)
-LEGAL_LINE: Box = (0.42, 0.935, 0.95, 0.975)
 
 # Where the extractors look: the drawn region plus a margin for rotation (2 degrees moves the bottom-left corner
-# by about 1.5% of the card), offsets, scale and a misjudged bleed class.
-COLLECTOR_CROP: Box = (0.0, 0.865, 0.45, 0.995)
-LEGAL_CROP: Box = (0.40, 0.885, 0.98, 0.99)
+# by about 1.5% of the card), offsets, scale and a misjudged bleed class. The bottom band holds every layout's
+# collector and legal lines (real cards print them between about 93.5% and 98% of the height, from 4% of the
+# width to 96%: `domain.printed_lines`), and little of the frame above them; the collector crop is its
+# bottom-left corner, where modern frames print the collector block.
+BAND: Box = (0.0, 0.912, 1.0, 0.997)
+COLLECTOR_CROP: Box = (0.0, 0.895, 0.45, 0.997)
 SYMBOL_CROP: Box = (0.83, 0.560, 0.95, 0.620)
 ART_CROP: Box = ART_BOX
 

@@ -61,6 +61,22 @@ def layout_of(frame: str | None, released_at: date | None) -> str | None:
     return None
 
 
+def fits(read: str | None, printed: str | None) -> bool:
+    """Whether a printing of layout `printed` may be what a reading of layout `read` saw (either unknown: yes). A
+    code layout (modern, rarity first) fits either code layout: the two differ by a total OCR may lose. A number on
+    a centred legal line fits only the centred layout; one on a legal line at the left fits either legal layout (a
+    long centred line may start far left)."""
+    if read is None or printed is None:
+        return True
+    if read in CODE_LAYOUTS:
+        return printed in CODE_LAYOUTS
+    if read == CENTRED:
+        return printed == CENTRED
+    if read == LEGAL_NUMBER:
+        return printed in (LEGAL_NUMBER, CENTRED)
+    return printed == read
+
+
 def prints_set_code(layout: str | None) -> bool:
     """Whether a layout prints the set code (unknown: assume it may)."""
     return layout is None or layout in CODE_LAYOUTS

@@ -166,6 +166,20 @@ class ManifestEntry:
         return file_name_of(self.identifier, self.url)
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One object a listing shows: its identifier in the source, change token, size, and (manifests) its URL and
+    declared hash; or (`refused`) why a key the store listed cannot be taken in. The wire (`remote/`) makes them,
+    the state layer (`db.intake.remote_sync`) stores them."""
+
+    identifier: str
+    token: str
+    size: int | None = None
+    url: str | None = None
+    sha256: str | None = None
+    refused: str | None = None
+
+
 def file_name_of(identifier: str, url: str | None) -> str:
     """The name a remote card's name and set hint are parsed from: the identifier a manifest entry named, else (its
     identifier is its URL) the URL's last segment."""

@@ -1,4 +1,5 @@
-"""What every store client shares: the one error a request ends in, a listed object, and an open object's bytes."""
+"""What every store client shares: the one error a request ends in and an open object's bytes (a listed object is
+`domain.remote.Listed`)."""
 
 from __future__ import annotations
 
@@ -33,19 +34,6 @@ def refused(detail: str, host: str | None = None) -> StoreError:
 
 def timed_out(detail: str, host: str | None = None, status: int | None = None) -> StoreError:
     return StoreError(BROKEN, "fetch-timeout", status, detail, host)
-
-
-@dataclass(frozen=True)
-class Listed:
-    """One object a listing shows: its identifier in the source, change token, size, and (manifests) its URL and
-    declared hash; or (`refused`) why a key the store listed cannot be taken in."""
-
-    identifier: str
-    token: str
-    size: int | None = None
-    url: str | None = None
-    sha256: str | None = None
-    refused: str | None = None
 
 
 @dataclass

@@ -23,8 +23,8 @@ from xml.etree import ElementTree
 
 import urllib3
 
-from stage_e_dagster.domain.remote import BROKEN, Credentials, object_token
-from stage_e_dagster.remote.common import Listed, StoreError, http_error
+from stage_e_dagster.domain.remote import BROKEN, Credentials, Listed, object_token
+from stage_e_dagster.remote.common import StoreError, http_error
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 MAX_PAGE_BYTES = 16 * 1024 * 1024

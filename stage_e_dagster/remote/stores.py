@@ -30,21 +30,23 @@ from obstore.exceptions import (
 )
 from obstore.store import S3Store
 
-from stage_e_dagster.domain.addresses import has_userinfo, origin
+from stage_e_dagster.domain.addresses import has_userinfo, origin, shown_location
 from stage_e_dagster.domain.remote import (
     BROKEN,
     Credentials,
+    Listed,
     LocationError,
     RemoteLocation,
     is_loopback,
     object_token,
+    parse_location,
 )
-from stage_e_dagster.remote.common import CHUNK_BYTES, Acquire, Body, Listed, StoreError, http_error
+from stage_e_dagster.remote.common import CHUNK_BYTES, Acquire, Body, StoreError, http_error
 from stage_e_dagster.remote.http_source import MANIFEST_SECONDS, MAX_MANIFEST_BYTES, MAX_MANIFEST_ENTRIES, HttpSource
 from stage_e_dagster.remote.s3_listing import RawLister
 
-__all__ = ["Acquire", "Body", "HttpSource", "Listed", "S3Source", "SourceConfigError", "StoreError", "client_for",
-           "http_error", "open_source"]
+__all__ = ["Acquire", "Body", "HttpSource", "S3Source", "SourceConfigError", "StoreError", "client_for", "http_error",
+           "open_source"]
 
 _STATUS = re.compile(r"status(?: code)?:? (\d{3})")
 
@@ -156,9 +158,6 @@ def open_source(kind: str, location: str, *, endpoint: str | None, region: str |
                 ) -> S3Source | HttpSource:
     """The store client of a remote source row (its credential set looked up by name through `credentials_for`;
     `allow_private` and the manifest's limits for a manifest)."""
-    from stage_e_dagster.domain.addresses import shown_location
-    from stage_e_dagster.domain.remote import parse_location
-
     try:
         where = parse_location(location)
         if where.kind != kind:

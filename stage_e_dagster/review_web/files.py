@@ -8,7 +8,7 @@ The file is then opened without following a final symlink, and the opened descri
 `/proc/self/fd`, where available), so swapping a path component for a symlink between the check and the read
 gains nothing.
 
-Crops use the extractor's own geometry (`load_scan`, bleed class, trim rectangle, `COLLECTOR_CROP`), so the
+Crops use the extractor's own geometry (`load_scan`, bleed class, trim rectangle, the bottom `BAND`), so the
 enlarged collector line is the region the OCR read. They are cut from the card alone: a photo's card is cut out at
 the corners Stage C stored (`image_evidence.card_corners`, `card_finder.warp_card`), so a reviewer sees the card,
 not the table; a scan's corners are its own and it is used as it is.
@@ -31,7 +31,9 @@ from stage_e_dagster.domain.filenames import IMAGE_SUFFIXES
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024
 MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
-CROPS = {"collector": (layout.COLLECTOR_CROP, 160), "symbol": (layout.SYMBOL_CROP, 96)}
+CROPS = {"collector": (layout.BAND, 110), "symbol": (layout.SYMBOL_CROP, 96)}
+"""What a reviewer sees enlarged: the whole bottom band (every era prints its collector line somewhere in it), and
+the set symbol; each with its height in pixels."""
 
 
 class ScanRefused(Exception):

@@ -54,10 +54,10 @@ from stage_e_dagster.assets.sources import sources_metadata
 from stage_e_dagster.control.intake import sync_changed, sync_remote_due
 from stage_e_dagster.control.run_queue import ACTIVE_STATUSES
 from stage_e_dagster.control.stream import drain_requests
-from stage_e_dagster.db.intake.remote_source import Opener
 from stage_e_dagster.domain.scan_files import Listing, list_images
 from stage_e_dagster.job_contracts import CARD_SOURCES, SYNC_SOURCES, SyncSpec
 from stage_e_dagster.jobs import stream_drain, sync_sources
+from stage_e_dagster.remote.listing import Opener
 from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.stream import StreamControl
 from stage_e_dagster.settings import Settings, var_name

@@ -15,13 +15,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from stage_e_dagster.db.judgement.consensus_store import (
-    ConsensusResult,
-    check_policy,
-    in_transaction,
-    lock_cards,
-    recompute_consensus,
-)
+from stage_e_dagster.db.core.transactions import in_transaction, lock_cards
+from stage_e_dagster.db.judgement.consensus_store import ConsensusResult, check_policy, recompute_consensus
 from stage_e_dagster.db.judgement.evidence_store import mark_decided
 from stage_e_dagster.db.judgement.stage_d_inputs import load_expansions, load_stage_d_inputs
 from stage_e_dagster.db.judgement.votes import LogWriteResult, VoteWriteResult, write_log_entries, write_vote_groups

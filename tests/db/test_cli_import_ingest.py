@@ -57,7 +57,7 @@ def test_catalog_import_with_a_sets_file_stores_printed_totals_the_reader_then_k
     collector reader's catalogue; a set without a printed size stays unknown, an unknown set is reported."""
     from sqlalchemy import text
 
-    from stage_e_dagster.db.judgement.evidence_store import read_catalog
+    from stage_e_dagster.db.catalog.read import read_catalog
     from stage_e_dagster.demo.catalog import set_printed_total, write_sets
 
     monkeypatch.setenv("STAGE_E_DATABASE_URL", db_url)

@@ -4,6 +4,7 @@ log, the votes, the review queue and page, `stage-e status` and the Stage D asse
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from stage_e_dagster.db.reporting.status import format_status, pipeline_status
 from stage_e_dagster.db.review.page import load_card_view, queue_entries
 from stage_e_dagster.db.work import work_rule
 from stage_e_dagster.demo.catalog import generate_catalog
+from stage_e_dagster.demo.info import layout_of_card
 from stage_e_dagster.demo.render import front_name, render_scan
+from stage_e_dagster.domain.printed_lines import NUMBERLESS
 from stage_e_dagster.job_contracts import BatchSpec
 from testkit.corpus import card_ids, ingest, named_scans
 from testkit.jobs import micro_batch_job
@@ -23,20 +26,22 @@ from testkit.sql import rows
 
 pytestmark = pytest.mark.slow
 
-SERPENT = "Eternal Serpent"
-"""Three printings of this name in the generated catalogue (30 printings, seed 7): one is made a token printing."""
-
-
 def _roles(catalogue: list[dict[str, Any]]) -> dict[str, tuple[str, int]]:
-    """Each kind's scan: role -> (path under the source's parent, the catalogue printing it shows)."""
-    token = [i for i, card in enumerate(catalogue) if card["name"] == SERPENT][-1]
+    """Each kind's scan: role -> (path under the source's parent, the catalogue printing it shows). Every one
+    prints a collector number (machines could vote on each, but for its kind), and the token is a name with more
+    than one printing, one of which is made a token printing."""
+    numbered = [i for i, card in enumerate(catalogue) if layout_of_card(card) != NUMBERLESS]
+    names = Counter(card["name"] for card in catalogue)
+    token = [i for i in numbered if names[catalogue[i]["name"]] >= 2][-1]
+    plain, back, custom, german = [i for i in numbered if i != token][:4]
+    name = front_name(catalogue[token])
     return {
-        "plain": (f"scans/{front_name(catalogue[1])} [{catalogue[1]['set'].upper()}].png", 1),
-        "back": (f"scans/cardbacks/{front_name(catalogue[2])}.png", 2),
-        "custom": (f"scans/{front_name(catalogue[3])} [custom art].png", 3),
-        "german": (f"scans/german/{front_name(catalogue[4])}.png", 4),
-        "token": (f"scans/tokens/{SERPENT}.png", token),
-        "token_as_card": (f"scans/{SERPENT} (as a card).png", token),
+        "plain": (f"scans/{front_name(catalogue[plain])} [{catalogue[plain]['set'].upper()}].png", plain),
+        "back": (f"scans/cardbacks/{front_name(catalogue[back])}.png", back),
+        "custom": (f"scans/{front_name(catalogue[custom])} [custom art].png", custom),
+        "german": (f"scans/german/{front_name(catalogue[german])}.png", german),
+        "token": (f"scans/tokens/{name}.png", token),
+        "token_as_card": (f"scans/{name} (as a card).png", token),
     }
 
 
@@ -46,8 +51,10 @@ def uploads(db_url: str, tmp_path: Path) -> dict[str, Any]:
     under the 200 DPI floor), with the token scan's printing made a token printing."""
     roles = _roles(generate_catalog(30, seed=7))
     catalogue = named_scans(db_url, tmp_path, dict(roles.values()), seed=7)
-    low = f"scans/{front_name(catalogue[5])} [low].png"
-    render_scan(catalogue[5], long_side=560, seed=5).save(tmp_path / low)
+    used = {index for _, index in roles.values()}
+    lowest = next(i for i, card in enumerate(catalogue) if i not in used and layout_of_card(card) != NUMBERLESS)
+    low = f"scans/{front_name(catalogue[lowest])} [low].png"
+    render_scan(catalogue[lowest], long_side=560, seed=5).save(tmp_path / low)
     (token_printing,) = rows(db_url, "UPDATE printing SET layout = 'token' WHERE scryfall_id = %s RETURNING id",
                              (catalogue[roles["token"][1]]["id"],))[0]
     ingest(db_url, tmp_path / "scans", "kinds")

@@ -1,4 +1,5 @@
-"""Envelope bars: the pure rules, the cross-process failure-rate query on a real Postgres, and the resource."""
+"""The envelope on a real Postgres: the cross-process failure-rate query, and the resource (the bars' pure rules:
+`tests/unit/test_envelope.py`)."""
 
 from __future__ import annotations
 
@@ -15,41 +16,6 @@ from stage_e_dagster.resources.database import AppDatabase
 from stage_e_dagster.resources.envelope import Envelope, EnvelopeTripped
 
 CEILINGS = Ceilings(host_load=2.0, rss_mb=1024.0, failure_rate=0.01, failure_min_loads=50)
-
-
-@pytest.mark.parametrize(
-    ("signals", "expected"),
-    [
-        (Signals(), None),
-        (Signals(host_load=2.0), None),  # equal never trips
-        (Signals(host_load=2.01), ("host_load", 2.01, 2.0)),
-        (Signals(host_load=None, rss_mb={1: 5000.0}), ("rss", 5000.0, 1024.0)),  # unreadable load: bar skipped
-        (Signals(rss_mb={1: 1024.0, 2: 10.0}), None),
-        (Signals(rss_mb={1: 10.0, 2: 1024.5}), ("rss", 1024.5, 1024.0)),
-        (Signals(rss_mb={}), None),  # no readable worker
-        (Signals(image_loads=LoadCounts(100, 1)), None),  # exactly 1%
-        (Signals(image_loads=LoadCounts(100, 2)), ("image_failure_rate", 0.02, 0.01)),
-        (Signals(image_loads=LoadCounts(49, 49)), None),  # fewer than 50 loads: never judged
-        (Signals(image_loads=LoadCounts(50, 1)), ("image_failure_rate", 0.02, 0.01)),
-        (Signals(image_loads=LoadCounts(0, 0)), None),
-        (Signals(image_loads=None), None),  # unreadable database: bar skipped
-        (Signals(host_load=9.0, rss_mb={1: 9999.0}, image_loads=LoadCounts(100, 50)), ("host_load", 9.0, 2.0)),
-        (Signals(host_load=1.0, rss_mb={1: 9999.0}, image_loads=LoadCounts(100, 50)), ("rss", 9999.0, 1024.0)),
-    ],
-)
-def test_bar_table(signals: Signals, expected: tuple[str, float, float] | None) -> None:
-    breach = evaluate_bars(signals, CEILINGS)
-    if expected is None:
-        assert breach is None
-    else:
-        assert breach is not None
-        assert (breach.bar, breach.observed, breach.ceiling) == pytest.approx(expected)
-
-
-def test_breach_detail_names_the_worker_and_the_counts() -> None:
-    assert evaluate_bars(Signals(rss_mb={41: 2000.0}), CEILINGS).detail == {"pid": 41}
-    rate = evaluate_bars(Signals(image_loads=LoadCounts(200, 9)), CEILINGS)
-    assert rate.detail == {"loads": 200, "failures": 9}
 
 
 # -- the failure-rate query ----------------------------------------------------------------------------------

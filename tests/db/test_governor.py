@@ -1,5 +1,6 @@
-"""The load governor: pure steps, the real OCR pool following it with real worker processes and slots, and the
-defaults' promise (govern before tripping) through the real `micro_batch` job under a controlled load signal."""
+"""The load governor in the pipeline: the real OCR pool following it with real worker processes and slots, and the
+defaults' promise (govern before tripping) through the real `micro_batch` job under a controlled load signal. (Its
+pure steps: `tests/unit/test_governor.py`.)"""
 
 from __future__ import annotations
 
@@ -24,53 +25,6 @@ from testkit.jobs import micro_batch_job
 from testkit.seed import ledger_row, open_trips
 
 WORKER_PID = re.compile(r"pid=(\d+)")
-
-
-def test_shrinks_one_at_a_time_above_the_target_never_below_the_floor() -> None:
-    gov = Governor(target=2.0, max_workers=3, cooldown_seconds=10, settle_seconds=30)
-    assert gov.workers == 3
-    assert gov.observe(2.5, now=0).workers == 2
-    assert gov.observe(9.0, now=5) is None  # cooling down: the load average lags the last step
-    assert gov.observe(9.0, now=10).workers == 1
-    assert gov.observe(9.0, now=100) is None and gov.workers == 1  # never below one worker
-    assert gov.observe(None, now=101) is None  # an unreadable load changes nothing
-    assert [s.reason for s in gov.steps] == ["load 2.50 > target 2", "load 9.00 > target 2"]
-
-
-def test_grows_back_one_at_a_time_once_load_stayed_under_the_target() -> None:
-    gov = Governor(target=2.0, max_workers=3, cooldown_seconds=10, settle_seconds=30)
-    gov.observe(5.0, now=0)
-    gov.observe(5.0, now=10)
-    assert gov.workers == 1
-    assert gov.observe(1.0, now=20) is None  # calm for 0 s
-    assert gov.observe(2.0, now=49) is None  # at the target counts as calm; 29 s so far
-    assert gov.observe(1.5, now=50).workers == 2
-    assert gov.observe(1.5, now=60) is None  # calm restarts after each step
-    assert gov.observe(2.1, now=75) is not None and gov.workers == 1  # a spike resets calm and shrinks again
-    assert [step.workers for step in gov.steps] == [2, 1, 2, 1]
-
-
-def test_a_one_slot_host_runs_one_worker_whatever_the_load() -> None:
-    gov = Governor(target=2.0, max_workers=1)
-    assert gov.observe(50.0, now=0) is None and gov.workers == 1
-    with pytest.raises(ValueError):
-        Governor(target=2.0, max_workers=0)
-
-
-def test_explain_names_the_cap_the_target_the_peak_and_each_step() -> None:
-    gov = Governor(target=2.0, max_workers=3, cooldown_seconds=10, settle_seconds=30)
-    assert gov.explain() == "up to 3 OCR worker(s) (the slot cap), load target 2; load unreadable, no step"
-    gov.observe(1.2, now=0)
-    assert gov.explain() == "up to 3 OCR worker(s) (the slot cap), load target 2, peak load 1.20; no step"
-    gov.observe(3.5, now=12)
-    gov.observe(0.9, now=30)
-    gov.observe(0.9, now=60)
-    assert gov.load_peak == 3.5
-    assert gov.explain() == ("up to 3 OCR worker(s) (the slot cap), load target 2, peak load 3.50; "
-                             "3->2 at 12 s (load 3.50 > target 2); 2->3 at 60 s (load <= target 2 for 30 s)")
-    floor = Governor(target=2.0, max_workers=1)
-    floor.observe(8.0, now=0)
-    assert floor.explain().endswith("peak load 8.00; no step: already at the floor of 1")
 
 
 def test_why_workers_names_a_batch_smaller_than_the_cap_and_a_batch_without_governor() -> None:

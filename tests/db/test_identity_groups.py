@@ -12,12 +12,15 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import text
 
 from stage_e_dagster.commands.review import review
 from stage_e_dagster.db.core.engine import get_engine
+from stage_e_dagster.db.judgement.evidence_store import load_batch, log_skip
 from stage_e_dagster.db.judgement.identity_groups import content_key
 from stage_e_dagster.db.judgement.votes import cast_human_vote
 from stage_e_dagster.db.review.queue import review_queue, review_queue_size
+from stage_e_dagster.domain.evidence.model import EvidenceSkip
 from stage_e_dagster.stages.stage_c import run_stage_c
 from stage_e_dagster.stages.stage_d import run_stage_d
 from stage_e_dagster.workers.ocr_pool import PoolSettings
@@ -192,3 +195,22 @@ def test_content_locks_take_the_free_hashes_in_one_round_and_leave_the_held_ones
         assert held == 3
         first.release(hashes[0])
         assert second.try_lock(hashes) == {hashes[0], hashes[2]}
+
+
+def test_a_file_skip_logged_for_one_copy_is_that_copys_alone(db_url, db_engine):
+    """Two cards with the same bytes, one whose file was missing: Stage C counts the skip against that card only
+    (the other copy's file is still to be read), and the other copy's own skip, when it comes, is logged too."""
+    first, second = add_cards(db_url, [("A.png", "Opt", None), ("A again.png", "Opt", None)])
+    with db_engine.begin() as conn:
+        conn.execute(text("UPDATE card SET content_sha256 = (SELECT content_sha256 FROM card WHERE id = :a) "
+                          "WHERE id = :b"), {"a": first, "b": second})
+        sha = conn.execute(text("SELECT content_sha256 FROM card WHERE id = :a"), {"a": first}).scalar_one()
+        assert log_skip(conn, first, sha, EvidenceSkip("file-missing"), "run-1")
+    with db_engine.connect() as conn:
+        assert {work.card_id: work.skipped_before for work in load_batch(conn, [first, second])} == {
+            first: True, second: False}
+    with db_engine.begin() as conn:
+        assert log_skip(conn, second, sha, EvidenceSkip("file-missing"), "run-2")
+        assert not log_skip(conn, second, sha, EvidenceSkip("file-missing"), "run-3"), "once per card and bytes"
+    assert rows(db_url, "SELECT card_id, run_id FROM card_scan_log ORDER BY id") == [(first, "run-1"),
+                                                                                       (second, "run-2")]

@@ -11,7 +11,9 @@ from sqlalchemy import select, text
 from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import Card
 from stage_e_dagster.db.intake.ingest import ingest_directory
+from stage_e_dagster.db.intake.sources import card_counts
 from stage_e_dagster.domain.kinds import Conventions
+from testkit.sql import rows
 
 
 def _png(path, colour=(200, 10, 10), size=(63, 88)):
@@ -133,3 +135,35 @@ def test_each_card_takes_its_kind_language_and_tags_from_the_conventions(db_url,
         reopened = set(conn.execute(text("SELECT c.identifier FROM card_work w JOIN card c ON c.id = w.card_id "
                                          "WHERE w.stage = 'D'")).scalars())
     assert reopened == {"tokens/Goblin.png", "Spielsteine/Elf.png", "german/Opt.png", "Opt [ja] [M20] [token].png"}
+
+
+def test_two_sources_with_the_same_file_names_keep_their_own_cards(db_url, db_engine, tmp_path):
+    """Sources `a` and `b` hold files of the same names (one with the same bytes): ingesting one never counts,
+    marks, brings back or re-classifies the other's cards, and each source counts its own."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    _png(a / "Opt.png")
+    _png(a / "tokens" / "Goblin.png")
+    _png(a / "Bolt.png", colour=(1, 2, 3))
+    _png(b / "Opt.png")  # the same bytes as a's
+    _png(b / "tokens" / "Goblin.png", colour=(9, 9, 9))
+    assert ingest_directory(db_engine, a, "a").new == 3
+    first = ingest_directory(db_engine, b, "b", conventions=Conventions(token_folders=frozenset()))
+    assert (first.new, first.changed, first.unchanged, first.vanished) == (2, 0, 0, [])
+
+    def cards() -> list[tuple]:
+        return rows(db_url, "SELECT s.key, c.identifier, c.kind, c.missing_since IS NOT NULL FROM card c "
+                            "JOIN source s ON s.id = c.source_id ORDER BY 1, 2")
+
+    assert cards() == [("a", "Bolt.png", "card", False), ("a", "Opt.png", "card", False),
+                       ("a", "tokens/Goblin.png", "token", False), ("b", "Opt.png", "card", False),
+                       ("b", "tokens/Goblin.png", "card", False)]
+    (a / "Opt.png").unlink()
+    (b / "Opt.png").unlink()
+    assert ingest_directory(db_engine, a, "a").vanished == ["Opt.png"]
+    assert ingest_directory(db_engine, b, "b").vanished == ["Opt.png"]
+    _png(b / "Opt.png")
+    ingest_directory(db_engine, b, "b")  # b's file is back; a's is not
+    assert [(key, name, missing) for key, name, _, missing in cards() if name == "Opt.png"] == [
+        ("a", "Opt.png", True), ("b", "Opt.png", False)]
+    with get_engine(db_url).connect() as conn:
+        assert card_counts(conn) == {"a": (3, 1), "b": (2, 0)}

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from stage_e_dagster.control.intake import sync_source
 from stage_e_dagster.db.core.engine import get_engine
-from stage_e_dagster.db.intake.remote_source import sync_remote
 from stage_e_dagster.db.intake.remote_sync import list_s3
-from stage_e_dagster.db.intake.sources import add_remote_source, add_source, list_sources, sync_source
-from stage_e_dagster.domain.remote import parse_location
-from stage_e_dagster.remote.stores import Listed
+from stage_e_dagster.db.intake.sources import add_remote_source, add_source, list_sources
+from stage_e_dagster.domain.remote import Listed, parse_location
+from stage_e_dagster.remote.listing import sync_remote
 from testkit.corpus import small_scan
 from testkit.race import Race, gate, pile_up, raced_behind_gate
 from testkit.sql import rows

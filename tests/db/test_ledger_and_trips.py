@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from sqlalchemy import text
 
+from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.runs import ledger, trips
+from testkit.seed import seed_cards
+from testkit.sql import rows
 
 
 def test_ledger_opens_once_merges_counters_and_closes_completed(db_engine):
@@ -84,3 +88,48 @@ def test_acknowledgement_rules(db_engine):
         trips.acknowledge(conn, a, "again")
     with db_engine.connect() as conn:
         assert [t.id for t in trips.open_trips(conn)] == [b]
+
+
+def test_each_ledger_call_on_one_run_leaves_another_running_batch_alone(db_url, db_engine):
+    """Two batches running at once on cards still owed work (and an older one that completed): a heartbeat, merged
+    counters, a close and a failure record of one run change that run's row and defer that run's cards only."""
+    cards = seed_cards(db_url, 6)
+    done, mine, failing, theirs = cards[:1], cards[1:3], cards[3:4], cards[4:]
+    with db_engine.begin() as conn:
+        ledger.open_batch(conn, "run-0", "card-event", "passive", done)
+        assert ledger.close(conn, "run-0", "completed")
+    for run_id, batch in (("run-1", mine), ("run-2", failing), ("run-3", theirs)):
+        with db_engine.begin() as conn:
+            ledger.open_batch(conn, run_id, "card-event", "passive", batch)
+    _sql(db_url, "UPDATE dispatch_ledger SET heartbeat_at = now() - interval '1 hour'")
+    before = _row(db_url, "run-3")
+    with db_engine.begin() as conn:
+        assert ledger.heartbeat(conn, "run-1")
+        ledger.merge_counters(conn, "run-1", {"stage_c": {"extracted": 2}})
+    assert _row(db_url, "run-3") == before and _row(db_url, "run-2")[2] == before[2]
+    with db_engine.begin() as conn:
+        assert ledger.close(conn, "run-1", "completed")
+        ledger.mark_failed(conn, "run-2", "failed", "run worker crashed")
+    assert _row(db_url, "run-3") == before
+    assert rows(db_url, "SELECT run_id, status FROM dispatch_ledger ORDER BY run_id") == [
+        ("run-0", "completed"), ("run-1", "completed"), ("run-2", "failed"), ("run-3", "running")]
+    assert _attempts(db_url, cards) == [1, 1, 1, 1, 0, 0], "run-0's card once, by its own close"
+    with db_engine.connect() as conn:
+        assert ledger.get(conn, "run-3").card_ids == theirs
+        assert ledger.closed_run_ids(conn, ["run-2", "run-3"]) == {"run-2"}
+
+
+def _sql(url: str, statement: str) -> None:
+    with get_engine(url).begin() as conn:
+        conn.execute(text(statement))
+
+
+def _row(url: str, run_id: str) -> tuple:
+    (row,) = rows(url, "SELECT status, counters, heartbeat_at, failure_reason, finished_at FROM dispatch_ledger "
+                       "WHERE run_id = %s", (run_id,))
+    return row
+
+
+def _attempts(url: str, cards: list[int]) -> list[int]:
+    return [n for (n,) in rows(url, "SELECT attempts FROM card_work WHERE card_id = ANY(%s) ORDER BY card_id",
+                               (cards,))]

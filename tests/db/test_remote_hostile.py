@@ -12,9 +12,9 @@ import time
 import pytest
 from sqlalchemy import text
 
-from stage_e_dagster.db.intake.remote_source import sync_remote
 from stage_e_dagster.db.intake.sources import list_sources
 from stage_e_dagster.domain.stage_c import StageCCounters
+from stage_e_dagster.remote.listing import sync_remote
 from testkit.remote import add_manifest, add_s3, card_state, http_server, make_fetcher, owed, sync
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -16,8 +16,7 @@ from sqlalchemy import text
 from stage_e_dagster.control.intake import sync_remote_due
 from stage_e_dagster.db.intake.remote_sync import list_s3
 from stage_e_dagster.db.intake.sources import add_remote_source, list_sources
-from stage_e_dagster.domain.remote import parse_location
-from stage_e_dagster.remote.stores import Listed
+from stage_e_dagster.domain.remote import Listed, parse_location
 from testkit.remote import add_manifest, add_s3, card_state, sync
 
 OBJECTS = 100_000

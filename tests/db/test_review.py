@@ -9,6 +9,7 @@ from sqlalchemy import select
 from stage_e_dagster.commands.review import review, vote
 from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import Card, CardPrintingTag
+from stage_e_dagster.db.review.queue import review_queue, routed_among
 from stage_e_dagster.stages.stage_d import run_stage_d
 from testkit.seed import add_cards, add_evidence, mini_catalog, number_only_evidence
 
@@ -112,3 +113,18 @@ def test_vote_rejects_bad_input_with_a_clear_error(db_engine, cards, cli, args, 
     assert message in result.output
     with session_scope(db_engine) as s:
         assert s.scalars(select(CardPrintingTag)).all() == []
+
+
+def test_the_queue_counts_each_items_own_human_votes_and_copies_beside_another_routed_card(db_engine, cards, cli):
+    run_stage_d(db_engine, [cards["agreed"], cards["unreadable"], cards["unknown"]], "run-1")
+    assert cli(vote, cards["unknown"], "--printing", "sf-aaa-12", "--user", "bob").exit_code == 0
+    with db_engine.connect() as conn:
+        items = {item.card_id: (item.human_votes, item.copies) for item in review_queue(conn)}
+    assert items == {cards["unreadable"]: (0, 1), cards["unknown"]: (1, 1)}
+
+
+def test_the_routed_cards_of_a_batch_are_only_the_batchs_own(db_engine, cards):
+    run_stage_d(db_engine, [cards["agreed"], cards["unreadable"], cards["unknown"]], "run-1")
+    with db_engine.connect() as conn:
+        assert [r.card_id for r in routed_among(conn, [cards["unknown"], cards["agreed"]])] == [cards["unknown"]]
+        assert [r.card_id for r in routed_among(conn, [cards["unreadable"]])] == [cards["unreadable"]]

@@ -11,8 +11,9 @@ import shutil
 from dagster import DagsterRunStatus, Definitions, RunRequest, SensorResult, SkipReason, build_sensor_context
 
 from stage_e_dagster.assets.sources import card_sources
+from stage_e_dagster.control.intake import sync_source
 from stage_e_dagster.db.core.engine import get_engine
-from stage_e_dagster.db.intake.sources import add_source, list_sources, sync_source
+from stage_e_dagster.db.intake.sources import add_source, list_sources
 from stage_e_dagster.job_contracts import CARD_SOURCES, STREAM_DRAIN, SYNC_SOURCES
 from stage_e_dagster.jobs import sync_sources
 from stage_e_dagster.resources.database import AppDatabase

@@ -13,7 +13,7 @@ from dagster import AssetKey, materialize
 from stage_e_dagster.assets.sources import card_sources
 from stage_e_dagster.cli import main
 from stage_e_dagster.db.intake import ingest
-from stage_e_dagster.db.intake.sources import add_source, list_sources, sync_source
+from stage_e_dagster.db.intake.sources import add_source, list_sources, sync_directory
 from stage_e_dagster.demo.feed import Feeder, pending
 from stage_e_dagster.domain.scan_files import list_images
 from stage_e_dagster.job_contracts import SyncSpec
@@ -58,7 +58,7 @@ def test_a_quick_sync_reads_only_what_changed_since_the_last_one(db_url, db_engi
     real = ingest._fingerprint
     monkeypatch.setattr(ingest, "_fingerprint", lambda item, *a: read.append(item.identifier) or real(item, *a))
 
-    first = sync_source(db_engine, source)
+    first = sync_directory(db_engine, source)
     assert (first.status, first.summary.new, len(read)) == ("synced", 4, 4)
     with db_engine.connect() as conn:
         source = list_sources(conn, ["inbox"])[0]
@@ -66,7 +66,7 @@ def test_a_quick_sync_reads_only_what_changed_since_the_last_one(db_url, db_engi
 
     read.clear()
     small_scan(root / "card 4.png", shade=200)
-    again = sync_source(db_engine, source)
+    again = sync_directory(db_engine, source)
     assert (again.summary.new, again.summary.unchanged, again.summary.trusted) == (1, 4, 4)
     assert read == ["card 4.png"], "only the new file is read"
 
@@ -79,7 +79,7 @@ def test_a_quick_sync_reads_only_what_changed_since_the_last_one(db_url, db_engi
     os.utime(replacement, (time.time() - 600, time.time() - 600))
     shutil.copy2(replacement, root / "card 0.png")
     (root / "card 3.png").unlink()
-    third = sync_source(db_engine, source)
+    third = sync_directory(db_engine, source)
     # card 4 was written within the margin before the previous sync started, so it is read once more
     assert read == ["card 0.png", "card 4.png"]
     assert (third.summary.changed, third.summary.vanished) == (1, ["card 3.png"])
@@ -88,7 +88,7 @@ def test_a_quick_sync_reads_only_what_changed_since_the_last_one(db_url, db_engi
     read.clear()
     with db_engine.connect() as conn:
         source = list_sources(conn, ["inbox"])[0]
-    full = sync_source(db_engine, source, full=True)
+    full = sync_directory(db_engine, source, full=True)
     assert sorted(read) == ["card 0.png", "card 1.png", "card 2.png", "card 4.png"] and full.summary.trusted == 0
 
 
@@ -97,11 +97,11 @@ def test_a_missing_directory_is_left_alone(db_url, db_engine, tmp_path):
     small_scan(root / "a.png")
     with db_engine.begin() as conn:
         source, _ = add_source(conn, "mount", root)
-    assert sync_source(db_engine, source).summary.new == 1
+    assert sync_directory(db_engine, source).summary.new == 1
     shutil.rmtree(root)
     with db_engine.connect() as conn:
         source = list_sources(conn, ["mount"])[0]
-    gone = sync_source(db_engine, source)
+    gone = sync_directory(db_engine, source)
     assert gone.status == "unavailable"
     assert card_files(db_url) == {"a.png": (card_files(db_url)["a.png"][0], False)}, "no card was marked missing"
 
@@ -166,3 +166,21 @@ def test_the_feeder_copies_in_waves_and_a_second_run_finds_nothing_to_do(tmp_pat
     again.stop()
     assert again.copied == 0 and "already" in said[-1]
 
+
+
+def test_moving_one_source_leaves_another_sources_sync_alone(db_url, db_engine, tmp_path):
+    """Two synced sources: moving `one` makes it read in full at its next sync, `two` keeps its last sync."""
+    small_scan(tmp_path / "one" / "a.png")
+    small_scan(tmp_path / "two" / "b.png", shade=90)
+    with db_engine.begin() as conn:
+        one, _ = add_source(conn, "one", tmp_path / "one")
+        two, _ = add_source(conn, "two", tmp_path / "two")
+    assert sync_directory(db_engine, one).status == sync_directory(db_engine, two).status == "synced"
+    with db_engine.connect() as conn:
+        synced = {s.key: (s.synced_at, s.synced_listing) for s in list_sources(conn)}
+    assert all(at is not None and listing for at, listing in synced.values())
+    with db_engine.begin() as conn:
+        assert add_source(conn, "one", tmp_path / "two")[1] == str((tmp_path / "one").resolve())
+    with db_engine.connect() as conn:
+        after = {s.key: (s.synced_at, s.synced_listing) for s in list_sources(conn)}
+    assert after == {"one": (None, None), "two": synced["two"]}

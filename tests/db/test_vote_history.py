@@ -11,11 +11,12 @@ from click.testing import CliRunner
 
 from stage_e_dagster.commands.review import review
 from stage_e_dagster.db.judgement.consensus_store import recompute_consensus
+from stage_e_dagster.db.judgement.vote_archive import Removal, archive_votes, card_history
 from stage_e_dagster.db.judgement.votes import cast_human_vote, write_vote_groups
 from stage_e_dagster.domain.calculators import CALCULATORS, FALLBACK_ID, JOIN_KEY_ID, Calculator, decide_join_key
 from stage_e_dagster.domain.consensus import CastVote, resolve
 from stage_e_dagster.domain.stage_d import ProposedVote, VoteGroup
-from stage_e_dagster.domain.voters import newest_per_family, superseded
+from stage_e_dagster.domain.voters import REPLACED, newest_per_family, superseded
 from stage_e_dagster.stages.stage_d import run_stage_d
 from testkit.seed import add_cards, add_evidence, mini_catalog, number_only_evidence
 from testkit.sql import rows
@@ -146,3 +147,24 @@ def test_every_vote_that_leaves_is_archived_with_why_and_review_show_prints_it(d
     assert "aaa #12 (sf-aaa-12)" in history and "run r1, archived by run r3" in history
     missing = CliRunner().invoke(review, ["show", "999999"])
     assert missing.exit_code != 0 and "no card has id 999999" in missing.output
+
+
+def test_archiving_a_voters_vote_on_one_card_leaves_that_voters_votes_on_other_cards(db_url, db_engine):
+    """Two cards with votes by the same two voters: archiving one (card, voter) moves that vote alone, and each
+    card's history shows its own votes, current and archived."""
+    mini_catalog(db_url)
+    first, second = add_cards(db_url, [("Opt (1).png", "Opt", None), ("Opt (2).png", "Opt", None)])
+    for card in (first, second):
+        for voter in ("alice", "bob"):
+            cast_human_vote(db_engine, card, voter, scryfall_id="sf-aaa-12")
+    with db_engine.begin() as conn:
+        assert archive_votes(conn, [Removal(first, "alice", REPLACED)], "run-1") == 1
+    assert rows(db_url, "SELECT card_id, anonymous_id FROM card_printing_tag ORDER BY 1, 2") == [
+        (first, "bob"), (second, "alice"), (second, "bob")]
+    assert rows(db_url, "SELECT card_id, anonymous_id, reason FROM card_printing_tag_archive") == [
+        (first, "alice", REPLACED)]
+    with db_engine.connect() as conn:
+        one, two = card_history(conn, first), card_history(conn, second)
+    assert [(v.anonymous_id, v.reason) for v in one.archived] == [("alice", REPLACED)] and two.archived == []
+    assert [v.anonymous_id for v in one.current] == ["bob"] and [v.anonymous_id for v in two.current] == [
+        "alice", "bob"]

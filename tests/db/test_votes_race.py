@@ -21,7 +21,7 @@ from stage_e_dagster.db.core.engine import get_engine, session_scope
 from stage_e_dagster.db.core.models import CardPrintingTag, CardPrintingTagArchive, CardScanLog
 from stage_e_dagster.db.judgement.stage_d_inputs import load_stage_d_inputs
 from stage_e_dagster.db.judgement.votes import write_vote_groups
-from stage_e_dagster.domain.calculators import FALLBACK_ID, JOIN_KEY_ID
+from stage_e_dagster.domain.calculators import ERA_ID, FALLBACK_ID, JOIN_KEY_ID
 from stage_e_dagster.domain.stage_d import ProposedVote, VoteGroup, plan_batch
 from stage_e_dagster.stages.stage_d import run_stage_d
 from testkit.corpus import demo_catalogue
@@ -109,7 +109,7 @@ def test_eight_processes_racing_stage_d_on_overlapping_batches(db_url, db_engine
         return sum(c[key] for c in reports)
 
     proposed = sum(c["outcomes"][JOIN_KEY_ID].get("vote", 0) + c["outcomes"][JOIN_KEY_ID].get("no-match", 0)
-                   + c["outcomes"][FALLBACK_ID].get("vote", 0) for c in reports)
+                   + c["outcomes"][ERA_ID].get("vote", 0) + c["outcomes"][FALLBACK_ID].get("vote", 0) for c in reports)
     assert total("vote_groups_inserted") == len(stored)  # every group inserted exactly once
     assert total("vote_groups_replaced") == total("vote_groups_withdrawn") == total("votes_removed") == 0
     assert total("vote_groups_inserted") + total("already_voted") == proposed

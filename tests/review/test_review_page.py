@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from stage_e_dagster.db.core.engine import get_engine
 from stage_e_dagster.db.judgement.votes import cast_human_vote
-from stage_e_dagster.db.review.claims import claim, claim_next, release
+from stage_e_dagster.db.review.claims import claim, claim_next, holder, release
 from stage_e_dagster.db.review.page import (
     NotACandidate,
     StaleEntry,
@@ -139,6 +139,50 @@ def test_the_card_view_reads_its_own_cards_source_and_stage_c_skip_beside_anothe
     shown, other = _view(review_db, first), _view(review_db, second)
     assert shown.source_key != "second" and other.source_key == "second"
     assert shown.stage_c_skip == "unreadable-image"
+
+
+def test_a_reviewer_gets_their_own_card_back_though_another_reviewer_holds_an_older_one(review_db, corpus):
+    """The card a reviewer holds is found by their name: bob's claim on the oldest card is not alice's."""
+    ids = [scan.card_id for scan in corpus]
+    with get_engine(review_db).begin() as conn:
+        assert claim(conn, ids[0], "bob", 60) is None and claim(conn, ids[2], "alice", 60) is None
+    assert claim_next(get_engine(review_db), "alice", 60).card_id == ids[2]
+    with get_engine(review_db).connect() as conn:
+        assert (holder(conn, ids[0]), holder(conn, ids[2])) == ("bob", "alice")
+
+
+def test_giving_back_one_card_keeps_the_reviewers_claim_on_another(review_db, corpus):
+    ids = [scan.card_id for scan in corpus]
+    with get_engine(review_db).begin() as conn:
+        assert claim(conn, ids[0], "alice", 60) is None and claim(conn, ids[1], "alice", 60) is None
+        release(conn, ids[0], "alice")
+        assert (holder(conn, ids[0]), holder(conn, ids[1])) == (None, "alice")
+
+
+def test_the_card_view_shows_each_machine_picks_confidence_from_its_own_card(review_db, corpus):
+    """The same calculator voted the same printing on two cards with different confidences: each view shows its
+    card's own."""
+    first, other = corpus[0].card_id, corpus[2].card_id
+    pick = _view(review_db, first).machine_picks[0]
+    _sql(review_db, "INSERT INTO card_printing_tag (card_id, printing_id, is_no_match, anonymous_id, source, "
+                    "confidence) VALUES (:c, :p, false, :voter, 'ocr', 0.125)",
+         c=other, p=pick.printing_id, voter=pick.voter)
+    assert pick.confidence != 0.125
+    assert _view(review_db, first).machine_picks[0] == pick
+    borrowed = [p for p in _view(review_db, other).machine_picks if p.printing_id == pick.printing_id]
+    assert [(p.voter, p.confidence) for p in borrowed] == [(pick.voter, 0.125)]
+
+
+def test_a_vote_like_one_the_reviewer_cast_on_another_card_is_still_checked(review_db, corpus):
+    """Only a repeat of the reviewer's stored vote on this card skips the check: the same vote on another card
+    does not."""
+    first, second = corpus[0], corpus[1]
+    seen = _view(review_db, first.card_id).version
+    _vote(review_db, second.card_id, "alice", no_match=True)
+    cast_human_vote(get_engine(review_db), first.card_id, "root", scryfall_id=first.truth_scryfall, admin=True)
+    with pytest.raises(StaleEntry, match="no longer awaits review: it is resolved"):
+        _vote(review_db, first.card_id, "alice", no_match=True, version=seen)
+    assert human_votes(review_db, first.card_id) == [(first.card_id, "root", "admin", first.truth, False)]
 
 
 def test_reviewers_claiming_at_the_same_moment_never_share_a_card(review_db, corpus):

@@ -11,12 +11,16 @@ from scipy import ndimage
 
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.hard import HardScan, plan_scans, read_catalog_of
+from stage_e_dagster.demo.info import layout_of_card
 from stage_e_dagster.domain.evidence import collector
 from stage_e_dagster.domain.evidence import preprocess as pp
-from stage_e_dagster.domain.evidence.collector import Prepared, read_collector
+from stage_e_dagster.domain.evidence.band import BottomBand
+from stage_e_dagster.domain.evidence.collector import number_views, read_collector
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
+from stage_e_dagster.domain.evidence.parse import normalise_collector_number
+from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS
 
 
 def _type(text: str = "205/238", size: int = 13) -> Image.Image:
@@ -68,14 +72,13 @@ def test_the_second_read_is_of_the_deblurred_crop() -> None:
     crop = crop.filter(ImageFilter.GaussianBlur(1.1))
     engine = RecordingEngine()
     read_collector(crop, set(), engine, max_attempts=2)
-    prepared = Prepared.of(crop)
+    prepared = number_views(BottomBand.of(crop), None)[0][0]  # the first view: the block's tight crop
     expected = pp.pad(prepared.deblurred().text())
-    assert len(engine.images) == 2
+    assert len(engine.images) >= 2  # each view of the block gets `max_attempts` reads
     assert engine.images[1].tobytes() == expected.tobytes()
     assert engine.images[1].tobytes() != pp.pad(prepared.text()).tobytes()  # not the plain grey crop
 
 
-needs_ocr = pytest.mark.usefixtures()  # tesserocr and its model are required: without them these fail, never skip
 CARDS = generate_catalog(2000, seed=5)
 CATALOG = read_catalog_of(CARDS)
 TUNING = plan_scans(CARDS, 1200, "hard", seed=101)  # the first renderer's scans the reader was tuned on
@@ -85,17 +88,18 @@ def _read(scan: HardScan, engine: TesserocrEngine) -> tuple[str | None, str | No
     found = extract_evidence(scan.jpeg(), known_set_codes=CATALOG.set_codes, engine=engine, catalog=CATALOG,
                              name=scan.card["name"], only={"collector"})
     assert isinstance(found, Evidence)
-    return found.collector_number, found.set_code
+    return normalise_collector_number(found.collector_number) or None, found.set_code
 
 
-@needs_ocr
-@pytest.mark.parametrize("index", [228, 187, 1114])
+@pytest.mark.parametrize("index", [45, 74, 169, 206])
 def test_blurred_small_type_is_read_once_deblurred(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blurred small scans (blur 0.85-1.3 px, 720-1040 px) whose every other read misses a digit."""
+    """Blurred small scans (blur 0.8-1.3 px, 880-1040 px) whose every other read misses or misreads a digit."""
     scan = TUNING[index]
     assert scan.degradation is not None and scan.degradation.blur_radius >= 0.8 and scan.long_side <= 1040
     engine = TesserocrEngine()
-    want = (scan.card["collector_number"], scan.card["set"] if scan.card["frame"] == "2015" else None)
+    layout = layout_of_card(scan.card)
+    want = (normalise_collector_number(scan.card["collector_number"]),
+            scan.card["set"] if layout in CODE_LAYOUTS else None)
     assert _read(scan, engine) == want
     monkeypatch.setattr(collector, "LADDER", tuple(s for s in collector.LADDER if s.name != "deblurred-grey"))
     assert _read(scan, engine)[0] != want[0]  # without the deblurred read the number is missed

@@ -1,67 +1,121 @@
-"""Which bands of a collector crop are the collector block's lines: not a remnant of the frame at the crop's top,
-not a band much thinner than the block's type (synthetic ink masks), and a tuning scan read right because of it."""
+"""Which ink of the card's bottom band is text, and in which block and line (synthetic ink masks): the collector
+block at the left, a legal line at the right or in the centre, each cut into its lines; a holofoil oval, The List's
+mark or what is left of a frame is no glyph; and real scans with the mark or the oval, read."""
 
 from __future__ import annotations
+
+from io import BytesIO
 
 import numpy as np
 import pytest
 
 from stage_e_dagster.demo.catalog import generate_catalog
-from stage_e_dagster.demo.hard import plan_scans, read_catalog_of
-from stage_e_dagster.domain.evidence import collector
+from stage_e_dagster.demo.hard import read_catalog_of
+from stage_e_dagster.demo.info import InfoStyle, layout_of_card
+from stage_e_dagster.demo.render import render_scan
+from stage_e_dagster.domain.evidence.band import find_blocks
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
+from stage_e_dagster.domain.evidence.parse import normalise_collector_number
+from stage_e_dagster.domain.printed_lines import MODERN
 
-HEIGHT, WIDTH = 90, 220
-
-
-def _glyphs(ink: np.ndarray, top: int, height: int, count: int = 7) -> None:
-    """A row of glyph-like blocks `height` tall starting at row `top`."""
-    for k in range(count):
-        left = 20 + k * 12
-        ink[top : top + height, left : left + 8] = True
+HEIGHT, WIDTH, CAP = 100, 900, 11
 
 
-def _block() -> np.ndarray:
+def _word(ink: np.ndarray, top: int, left: int, letters: int, height: int = CAP) -> int:
+    """A word of glyph-like strokes `height` tall from (top, left); returns its right edge."""
+    for k in range(letters):
+        x = left + k * 8
+        ink[top : top + height, x : x + 6] = True
+    return left + letters * 8
+
+
+def _line(ink: np.ndarray, top: int, left: int, words: int, letters: int = 5) -> None:
+    x = left
+    for _ in range(words):
+        x = _word(ink, top, x, letters) + 6  # a space is wider than the gap between letters
+
+
+def _modern() -> np.ndarray:
+    """A modern border: a two-line collector block at the left, the legal line at the right."""
     ink = np.zeros((HEIGHT, WIDTH), dtype=bool)
-    _glyphs(ink, 40, 12)
-    _glyphs(ink, 58, 12, count=12)
+    _line(ink, 45, 40, 2)  # "171/274 C"
+    _line(ink, 65, 40, 4)  # "BFZ • EN ✎ artist"
+    _line(ink, 65, 560, 5)  # the legal line
     return ink
 
 
-def test_a_thin_frame_remnant_above_the_block_is_no_line() -> None:
-    ink = _block()
-    ink[22:29, 15:120] = True  # a 7 px sliver of the frame's edge, well below the crop's top
-    ink[22:29, 60:64] = False  # short of a solid rule across the crop
-    assert [(line.top, line.bottom) for line in collector._lines(ink, HEIGHT)] == [(40, 52), (58, 70)]
+def _places(ink: np.ndarray) -> list[tuple[str, int]]:
+    return [(block.place, len(block.lines)) for block in find_blocks(ink).blocks]
 
 
-def test_a_band_at_the_crops_top_is_no_line() -> None:
-    ink = _block()
-    _glyphs(ink, 1, 12)  # glyph-sized, but starting on the crop's second row: what is left of the frame
-    assert [(line.top, line.bottom) for line in collector._lines(ink, HEIGHT)] == [(40, 52), (58, 70)]
+def test_the_collector_block_and_the_legal_line_are_blocks_of_their_own() -> None:
+    found = find_blocks(_modern())
+    assert [(b.place, [(line.top, line.bottom) for line in b.lines]) for b in found.blocks] == [
+        ("left", [(45, 56), (65, 76)]), ("right", [(65, 76)])]
+    assert found.glyph == CAP
 
 
-def test_the_block_alone_keeps_both_lines() -> None:
-    assert [(line.top, line.bottom) for line in collector._lines(_block(), HEIGHT)] == [(40, 52), (58, 70)]
+def test_a_holofoil_oval_and_the_lists_mark_are_no_text() -> None:
+    ink = _modern()
+    ink[40:75, 420:480] = True  # the oval at the bottom centre, three glyphs tall
+    ink[42:76, 20:30] = True  # The List's planeswalker mark at the far left, beside both lines
+    found = find_blocks(ink)
+    assert _places(ink) == [("left", 2), ("right", 1)]
+    assert found.blocks[0].left >= 40  # the mark is not part of the block
+    assert found.dropped[50, 450] and found.dropped[50, 25]
 
 
-def test_a_scan_with_the_frame_edge_in_its_crop_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A first-renderer tuning scan (1200 px, old frame, blur 1.1 px) whose crop starts on the frame's pink edge:
-    taken for the first line, it set the scale and nothing was read."""
-    cards = generate_catalog(2000, seed=5)
-    catalog = read_catalog_of(cards)
-    scan = plan_scans(cards, 349, "hard", seed=101)[348]
-    engine = TesserocrEngine()
+def test_specks_and_a_frame_remnant_touching_nothing_are_no_line() -> None:
+    ink = _modern()
+    ink[10:12, 40:300] = True  # a thin sliver of the frame's edge, two pixels tall
+    for x in range(100, 800, 37):
+        ink[30, x] = True  # scan noise
+    assert _places(ink) == [("left", 2), ("right", 1)]
 
-    def number() -> str | None:
-        found = extract_evidence(scan.jpeg(), known_set_codes=catalog.set_codes, engine=engine, catalog=catalog,
-                                 name=scan.card["name"], only={"collector"})
+
+def test_a_legal_line_running_to_the_middle_and_a_centred_one() -> None:
+    ink = np.zeros((HEIGHT, WIDTH), dtype=bool)
+    _line(ink, 45, 72, 2)  # "✎ artist" from 8% of the width
+    _line(ink, 65, 72, 7)  # "™ & © 2012 Wizards of the Coast 174/274"
+    assert _places(ink) == [("left", 2)]
+    centred = np.zeros((HEIGHT, WIDTH), dtype=bool)
+    _line(centred, 45, 380, 2)
+    _line(centred, 65, 260, 6)
+    assert _places(centred) == [("centre", 2)]
+
+
+def test_a_dense_line_is_still_a_line() -> None:
+    """Bold or blurred type fills most of its line's width: a line of glyphs is text whatever its density."""
+    ink = np.zeros((HEIGHT, WIDTH), dtype=bool)
+    ink[65:76, 300:600] = True
+    ink[65:76, 300:600:9] = False  # letters of a bold word, one pixel apart
+    ink[45:56, 380:520] = True
+    ink[45:56, 380:520:9] = False
+    assert _places(ink) == [("centre", 2)]
+
+
+CARDS = generate_catalog(600, seed=11)
+CATALOG = read_catalog_of(CARDS)
+
+
+@pytest.fixture(scope="module")
+def engine() -> TesserocrEngine:
+    return TesserocrEngine()
+
+
+@pytest.mark.parametrize("rare", [False, True])
+def test_a_scan_with_the_lists_mark_or_the_holofoil_oval_is_read(engine: TesserocrEngine, rare: bool) -> None:
+    """Modern reprints from The List (the mark beside both lines of the block), or rares with their oval at the
+    bottom centre, read as any other card."""
+    cards = [c for c in CARDS if layout_of_card(c) == MODERN and (c["rarity"] in ("rare", "mythic")) == rare
+             and c["border_color"] == "black"][:3]
+    for card in cards:
+        buffer = BytesIO()
+        render_scan(card, long_side=1040, style=InfoStyle(list_mark=not rare)).save(buffer, "JPEG", quality=90)
+        found = extract_evidence(buffer.getvalue(), known_set_codes=CATALOG.set_codes, engine=engine,
+                                 catalog=CATALOG, name=card["name"], only={"collector"})
         assert isinstance(found, Evidence)
-        return found.collector_number
-
-    assert number() == scan.card["collector_number"]
-    monkeypatch.setattr(collector, "TOP_EDGE", 0.0)
-    monkeypatch.setattr(collector, "TYPE_SHARE", 0.0)
-    assert number() != scan.card["collector_number"]
+        assert normalise_collector_number(found.collector_number) == normalise_collector_number(
+            card["collector_number"]), found.collector_raw

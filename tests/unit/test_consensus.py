@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from stage_e_dagster.domain import consensus
 from stage_e_dagster.domain.consensus import NO_MATCH, CastVote, Resolution, resolve
 
 
@@ -112,3 +113,35 @@ def test_cast_vote_validation() -> None:
         CastVote(1, False, "robot", "x")
     with pytest.raises(ValueError, match="exactly one"):
         CastVote(1, True, "user", "x")
+
+
+MQ = "machine-quorum"
+
+
+@pytest.mark.parametrize(("votes", "policy", "expected"), [
+    ([], "funnel", Resolution("unresolved", None, {}, None, "no-votes", "funnel")),
+    ([], MQ, Resolution("unresolved", None, {}, None, "no-votes", MQ)),
+    ([user(1), machine(1, JK)], MQ, Resolution("unresolved", None, {1: 1.5}, None, "weight-below-minimum", MQ)),
+    ([admin(1), admin(2, "admin-2")], MQ,
+     Resolution("unresolved", None, {1: 5.0, 2: 5.0}, None, "share-below-minimum", MQ)),
+    ([admin(None)], MQ, Resolution("no_match", None, {NO_MATCH: 5.0}, NO_MATCH, "weighted", MQ)),
+    ([admin(7), machine(7, JK)], MQ, Resolution("resolved", 7, {7: 5.5}, 7, "weighted", MQ)),
+    ([machine(None, JK), machine(None, FB)], MQ,
+     Resolution("no_match", None, {NO_MATCH: 1.0}, NO_MATCH, "machine-quorum", MQ)),
+    ([machine(7, JK), machine(7, FB), user(7)], MQ, Resolution("resolved", 7, {7: 2.0}, 7, "machine-quorum", MQ)),
+    # Humans split: a printing only machines voted for weighs nothing and is not listed.
+    ([user(1), user(2, "user-2"), machine(3, JK)], "funnel",
+     Resolution("unresolved", None, {1: 1.0, 2: 1.0}, None, "weight-below-minimum", "funnel")),
+], ids=["none", "none-quorum", "light", "split", "no-match", "weighted", "quorum-no-match", "quorum", "human-split"])
+def test_every_resolution_carries_its_weights_winner_reason_and_policy(votes: list[CastVote], policy: str,
+                                                                       expected: Resolution) -> None:
+    assert resolve(votes, policy) == expected
+
+
+def test_the_funnel_wants_a_human_vote_even_if_machine_weight_alone_could_carry_a_card(monkeypatch) -> None:
+    """The human requirement is a rule of its own, not a side effect of the machine cap being under the minimum
+    weight: with the cap raised to 2, two machines carry the weight and the share, and the funnel still says no."""
+    monkeypatch.setattr(consensus, "MACHINE_CAP_PER_OUTCOME", 2.0)
+    votes = [machine(7, JK), machine(7, FB), machine(7, ART), machine(7, "stage-d-other-v1")]
+    assert resolve(votes) == Resolution("unresolved", None, {7: 2.0}, None, "no-human-vote", "funnel")
+    assert resolve(votes, MQ).printing_status == "resolved"

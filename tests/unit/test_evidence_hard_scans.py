@@ -12,6 +12,7 @@ from PIL import Image
 
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.hard import HardScan, plan_scans, read_catalog_of
+from stage_e_dagster.demo.info import layout_of_card
 from stage_e_dagster.demo.symbols import render_set_symbol
 from stage_e_dagster.domain.calculators import run_calculators
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
@@ -19,6 +20,8 @@ from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.hashing import symbol_phash
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
+from stage_e_dagster.domain.evidence.parse import normalise_collector_number
+from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, NUMBERLESS
 
 CARDS = generate_catalog(2000, seed=5)
 PLAN = plan_scans(CARDS, 300, "hard", seed=1)
@@ -52,44 +55,53 @@ def read(scan: HardScan, engine: TesserocrEngine) -> tuple[Evidence, list[str]]:
     return found, recorder.texts
 
 
-def expected(card: dict) -> tuple[str, str | None]:
-    return card["collector_number"], card["set"] if card["frame"] == "2015" else None
+def expected(card: dict) -> tuple[str | None, str | None]:
+    """(normalised number, set code) the scan prints: the set code on modern layouts only, no number before
+    Exodus."""
+    layout = layout_of_card(card)
+    number = None if layout == NUMBERLESS else normalise_collector_number(card["collector_number"])
+    return number, card["set"] if layout in CODE_LAYOUTS else None
 
 
-@pytest.mark.parametrize("index", [17, 21, 103, 5])
+def got(found: Evidence) -> tuple[str | None, str | None]:
+    return normalise_collector_number(found.collector_number) or None, found.set_code
+
+
+@pytest.mark.parametrize("index", [75, 107, 122, 152])
 def test_slash_read_as_a_digit(engine: TesserocrEngine, index: int) -> None:
     found, texts = read(PLAN[index], engine)
-    assert any(re.search(r"\d{5,}", text) for text in texts), texts  # "31/320" came out as "311320"
-    assert (found.collector_number, found.set_code) == expected(PLAN[index].card), texts
+    assert any(re.search(r"\d{5,}", text) for text in texts), texts  # "184/302" came out as "1847302"
+    assert got(found) == expected(PLAN[index].card), texts
 
 
-@pytest.mark.parametrize("index", [10, 11, 24])
+@pytest.mark.parametrize("index", [81, 108, 19, 80])
 def test_artist_credit_brush_read_as_a_lone_digit(engine: TesserocrEngine, index: int) -> None:
     scan = PLAN[index]
-    assert scan.style.layout == "credit"
+    assert layout_of_card(scan.card) in CODE_LAYOUTS
     found, texts = read(scan, engine)
     assert any(re.search(r"EN\W*\s*7\s+[A-Z][a-z]", text) for text in texts), texts  # "YZC + EN 7 Wen"
-    assert (found.collector_number, found.set_code) == expected(scan.card), texts
+    assert got(found) == expected(scan.card), texts
 
 
-@pytest.mark.parametrize("index", [102, 120, 165])
+@pytest.mark.parametrize("index", [4, 72, 82, 140])
 def test_empty_or_garbage_first_read_on_a_small_scan_escalates(engine: TesserocrEngine, index: int) -> None:
     scan = PLAN[index]
     assert scan.long_side <= 880 and scan.degradation is not None
     found, texts = read(scan, engine)
     assert len(texts) > 1, texts  # the first read was not confirmed
-    assert (found.collector_number, found.set_code) == expected(scan.card), texts
+    assert got(found) == expected(scan.card), texts
 
 
-@pytest.mark.parametrize("index", [1, 4, 15, 27, 33])
-def test_old_style_illus_variants_are_never_a_set_code(engine: TesserocrEngine, index: int) -> None:
+@pytest.mark.parametrize("index", [117, 141, 179, 188])
+def test_illus_variants_are_never_a_set_code(engine: TesserocrEngine, index: int) -> None:
+    """The credit line of a card printed before collector numbers ("Illus. Anna Chen", over its copyright line or
+    beside it) comes out as "Nlus.", "ttus.", "llus."...: none of it is a number or a set code."""
     scan = PLAN[index]
-    assert scan.style.layout == "old-style" and scan.card["frame"] != "2015"
+    assert layout_of_card(scan.card) not in CODE_LAYOUTS
     found, texts = read(scan, engine)
-    credit_lines = [line for text in texts for line in text.splitlines()[1:2]]
-    assert any(not line.startswith("Illus.") for line in credit_lines), texts  # OCR mangled "Illus."
-    assert (found.collector_number, found.set_code, found.set_code_raw) == (scan.card["collector_number"], None,
-                                                                             None), texts
+    assert any(re.match(r"^\W*[Il1|\[{Nt][Il1|t]{0,2}[lt]?us", text) and not text.startswith("Illus.")
+               for text in texts), texts  # OCR mangled "Illus."
+    assert (*got(found), found.set_code_raw) == (*expected(scan.card), None), texts
 
 
 @pytest.mark.slow
@@ -109,7 +121,7 @@ def test_accuracy_floors_and_machine_votes_on_a_small_hard_set(engine: Tesserocr
                                  name=scan.card["name"], today=date(2026, 1, 1))
         assert isinstance(found, Evidence)
         number, code = expected(scan.card)
-        numbers += found.collector_number == number
+        numbers += got(found)[0] == number
         codes += found.set_code == code
         outcome = run_calculators(CardRef(index, scan.card["name"]), found, by_name[scan.card["name"]], expansions)
         for vote in outcome.votes:
@@ -117,5 +129,7 @@ def test_accuracy_floors_and_machine_votes_on_a_small_hard_set(engine: Tesserocr
             no_match += vote.is_no_match
             wrong += vote.printing_id is not None and vote.printing_id != refs[scan.card["id"]].id
     print(f"\nhard set, {len(scans)} scans: number {numbers}, set code {codes}, {votes} votes, {wrong} wrong")
-    assert numbers >= 0.9 * len(scans) and codes >= 0.9 * len(scans)
+    # Real-size type: the collector digits of a 720 px scan are 6-8 px high before blur, so the floor is lower
+    # than for larger scans (docs/performance.md has the figures by height); precision is not.
+    assert numbers >= 0.8 * len(scans) and codes >= 0.9 * len(scans)
     assert wrong == 0 and no_match == 0 and votes >= 0.9 * len(scans)

@@ -197,6 +197,8 @@ def test_split_digit_run_prefers_a_slash_read_as_7_or_1_and_a_number_within_its_
     assert split_digit_run("71382")[0] == ("7", 382)
     assert ("12", 7280) in split_digit_run("1297280")  # kept for the catalogue to rule out
     assert all(total >= 10 for _, total in split_digit_run("10000"))  # a total never starts with 0
+    assert split_digit_run("10395")[-1] == ("395", None)  # "R 0395" with the rarity letter read as a 1
+    assert ("47", 153) in split_digit_run("4711530")  # "47/153 C" with the slash a 1 and the C a 0
 
 
 @pytest.mark.parametrize(
@@ -236,3 +238,52 @@ def test_is_credit_word(word: str) -> None:
 @pytest.mark.parametrize("code", ["M20", "FFJ", "XL9", "S02", "HUS", "NEO", "OT]", "2XM"])
 def test_upper_case_codes_are_not_credit_words(code: str) -> None:
     assert not is_credit_word(code)
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "total", "rarity", "layout"),
+    [
+        # The 2003 frame: the credit, then the legal line ending in the number.
+        ("✎ Anna Chen\n™ & © 2012 Wizards of the Coast 174/274", "174", 274, None, "legal-number"),
+        ("7 Quinn Fontaine\n™ & © 2005 Wizards of the Coast 3/293", "3", 293, None, "legal-number"),  # the brush, 7
+        ("Illus. A\n™ & © 1993-2003 Wizards of the Coast, Inc. 316★/350", "★316", 350, None, "legal-number"),
+        ("™ & © 2010 Wizards of the Coast LLC 12/249", "12", 249, None, "legal-number"),
+        ("=8 © 2007 Waseds o the Cunes 377/391", "377", 391, None, "legal-number"),  # the year anchors a mangled line
+        # The 1997 frame's centred legal line (centred is geometry: the text reads as a legal-line number).
+        ("Illus. Omar Garza\n© 2000 Wizards of the Coast, Inc. 2/238", "2", 238, None, "legal-number"),
+        ("PROXY © 2005 Wizards 4/293", "4", 293, None, "legal-number"),
+        # Rarity first, four digits, zeros read as letters or lost.
+        ("C 0172\nDSK • EN ✎ Anna", "172", None, "C", "rarity-first"),
+        ("ROO70\nXL9 + EN 7 Elena", "70", None, "R", "rarity-first"),
+        ("L0272\nDSK • EN", "272", None, "L", "rarity-first"),
+        ("C Q58\nXL9 • EN", "58", None, "C", "rarity-first"),
+        ("171/274 C\nBFZ • EN ✎ Anna", "171", 274, "C", "modern"),
+        ("078/221 M\nM19 ★ EN", "78", 221, "M", "modern"),  # zero-padded, a premium print's star separator
+    ],
+)
+def test_every_layouts_number(text: str, number: str, total: int | None, rarity: str | None, layout: str) -> None:
+    parsed = parse_collector(text)
+    assert (parsed.number, parsed.total, parsed.rarity, parsed.layout) == (number, total, rarity, layout)
+    assert parsed.set_tokens == () or layout in ("modern", "rarity-first")  # a legal line holds no set code
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "™ & © 1993/2000 Wizards of the Coast, Inc.",  # a copyright range read with a slash is no number
+        "™ & © 1993-2000 Wizards of the Coast, Inc.",
+        "199 3-2000 Wizards of the Coast",  # a year split by OCR: its pieces are no number either
+        "Illus. Kaito Garza\n© 1995 Wizards of the Coast, Inc.",  # numberless: the year is not a set code
+        "M20 • EN",  # a set code is no rarity-first number
+    ],
+)
+def test_a_year_or_a_set_code_is_never_the_number(text: str) -> None:
+    parsed = parse_collector(text)
+    assert parsed.number is None
+    assert not any(token.isdigit() for token in parsed.set_tokens)
+
+
+def test_a_copyright_range_stands_for_its_last_year() -> None:
+    assert parse_copyright_year("™ & © 1993-2003 Wizards of the Coast, Inc. 316/350", 2026) == 2003
+    assert parse_copyright_year("© 1995 Wizards of the Coast, Inc.", 2026) == 1995
+    assert parse_copyright_year("© 1993-2099 Wizards", 2026) == 1993  # a range into the future is no year

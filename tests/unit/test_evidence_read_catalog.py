@@ -73,7 +73,8 @@ def test_the_catalogue_picks_the_split_of_a_digit_run() -> None:
         ("42/350\nIllus. Anna Chen", "Shock", True, True),  # one printing with 42, old frame, total fits
         ("42\nIllus. Anna Chen", "Shock", True, False),  # no total read: the legal line is still wanted
         ("42/300\nIllus. Anna Chen", "Shock", False, False),  # total is not old's
-        ("42/350\nIllus. Anna Chen", "Opt", False, False),  # two printings of Opt have 42
+        ("42/350\nIllus. Anna Chen", "Opt", True, True),  # two printings of Opt have 42: the total tells them apart
+        ("42\nIllus. Anna Chen", "Opt", False, False),  # ... and without it nothing does
         ("129/280", "Shock", False, False),  # m20 prints a set code: a lost code line is no old frame
         ("7/99\nlllus. Anna", "Shock", False, False),  # s42 is not known to be codeless
     ],

@@ -16,6 +16,7 @@ from stage_e_dagster.domain.kinds import (
     name_and_hint,
     printing_fits,
     scan_dpi,
+    under_dpi,
 )
 
 
@@ -155,3 +156,42 @@ def test_token_printings(layout: str | None, set_type: str | None, token: bool) 
     assert printing_fits("token", layout, set_type) is token
     assert printing_fits("card", layout, set_type) is (not token)
     assert printing_fits("cardback", layout, set_type) is False
+
+
+def test_operator_conventions_replace_the_default_card_back_tag_and_drop_half_empty_language_folders() -> None:
+    mine = Conventions.of(token_folders=[], token_tags=[], cardback_folders=[], cardback_tags=["bck"],
+                          custom_art_tags=["alt"], language_codes=["de"],
+                          language_folders=[("", "de"), ("x", ""), ("  ", "fr"), ("Auf Deutsch", "de")])
+    assert classify("Opt [bck].png", mine).kind == "cardback"
+    assert classify("Opt [cardback].png", mine).kind == "card"
+    assert mine.language_folders == (("auf deutsch", "de"),)
+    assert name_and_hint("Opt [bck].png", mine) == ("Opt", None), "a card back's tag is no set hint"
+    assert name_and_hint("Opt [bck].png") == ("Opt", "bck"), "unless the conventions name it"
+
+
+def test_an_empty_path_is_a_plain_card_and_windows_separators_never_reach_the_name() -> None:
+    assert classify("") == Upload()
+    assert name_and_hint("tokens\\Opt [XLN].png") == ("Opt", "xln")
+
+
+def test_a_side_of_zero_or_less_has_no_resolution_and_a_side_of_one_pixel_has_one() -> None:
+    for size in ((0, 700), (700, 0), (-1, 700), (700, -1)):
+        assert scan_dpi(*size) is None
+        assert under_dpi(*size, 200) is False, "an unknown size is never under the floor"
+    assert scan_dpi(1, 2) == scan_dpi(2, 1) == pytest.approx(1 / (63 / 25.4))
+    # The long side limits here: 630 px across is 254 DPI, 700 px down only 202.
+    assert scan_dpi(630, 700) == pytest.approx(700 / (88 / 25.4))
+
+
+@pytest.mark.parametrize(("size", "under"), [
+    ((315, 440), False),  # 127 DPI is 315 x 440 px exactly: at the floor is not under it
+    ((314, 440), True),
+    ((315, 439), True),
+    ((440, 315), False),
+])
+def test_the_dpi_floor_where_a_whole_pixel_meets_it_exactly(size: tuple[int, int], under: bool) -> None:
+    assert under_dpi(*size, 127) is under
+
+
+def test_a_non_english_scan_is_ineligible_unless_english_matching_is_asked_for() -> None:
+    assert machine_ineligibility(Upload(language="de"), *_AT_300) == "non-english"

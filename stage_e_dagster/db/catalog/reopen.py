@@ -13,8 +13,8 @@ from collections.abc import Collection, Sequence
 
 from sqlalchemy import Connection, text
 
-from stage_e_dagster.db.core.arrays import int_array, text_array
-from stage_e_dagster.db.judgement.consensus_store import lock_cards
+from stage_e_dagster.db.arrays import int_array, text_array
+from stage_e_dagster.db.core.transactions import lock_cards
 from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE
 from stage_e_dagster.domain.calculators import CALCULATORS, Calculator, machine_voters
 from stage_e_dagster.domain.calculators.registry import ALWAYS

@@ -20,9 +20,9 @@ from types import TracebackType
 from psycopg2.extras import execute_values
 from sqlalchemy import Connection, Engine
 
+from stage_e_dagster.db.arrays import text_array
 from stage_e_dagster.db.catalog.reopen import cards_to_reopen, reopen_for_stage_d
-from stage_e_dagster.db.core.arrays import text_array
-from stage_e_dagster.db.judgement.consensus_store import in_transaction
+from stage_e_dagster.db.core.transactions import in_transaction
 from stage_e_dagster.domain.scryfall import PrintingRecord
 from stage_e_dagster.domain.work import candidate_names
 

@@ -1,1 +1,2 @@
-"""The database core: engine, models, migrations, array literals, advisory locks and URL helpers."""
+"""The database core: engine, models, migrations (which load the work rule), advisory locks, URL helpers and the
+transactions every writer of cards shares."""

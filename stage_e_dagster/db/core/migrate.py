@@ -8,7 +8,6 @@ NullPool engine of its own (so no pooled session outlives an upgrade or holds it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from alembic import command
 from alembic.config import Config
@@ -17,9 +16,7 @@ from sqlalchemy import Engine, create_engine, pool, text
 from sqlalchemy.exc import InterfaceError, OperationalError, ProgrammingError
 
 from stage_e_dagster.db.core.urls import normalise_url
-
-if TYPE_CHECKING:
-    from stage_e_dagster.db.work import work_rule
+from stage_e_dagster.db.work import work_rule
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Serialises concurrent upgrades (a CLI and a Dagster step starting at once) on one database.
@@ -48,8 +45,6 @@ def upgrade(url: str, revision: str = "head") -> None:
             config.attributes["connection"] = conn
             command.upgrade(config, revision)
         if revision == "head":
-            from stage_e_dagster.db.work import work_rule
-
             work_rule.sync(engine, settings_rule())
     finally:
         engine.dispose()
@@ -57,7 +52,6 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 def settings_rule() -> work_rule.Rule:
     """The code's work rule under the eligibility settings of this process's environment."""
-    from stage_e_dagster.db.work import work_rule
     from stage_e_dagster.settings import Settings
 
     settings = Settings.from_env()
@@ -103,8 +97,6 @@ def _require_head(engine: Engine) -> bool:
             f"the application database is at schema revision {current or 'none'}, not {head_revision()}: "
             "run `stage-e db upgrade` (or `make demo`, which does it)"
         )
-    from stage_e_dagster.db.work import work_rule
-
     with engine.connect() as conn:
         if not work_rule.is_current(conn, settings_rule()):
             raise SchemaNotCurrent(

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from stage_e_dagster.db.core.arrays import int_array
+from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.db.runs import trips
 from stage_e_dagster.domain.work import STAGE_C_ID
 

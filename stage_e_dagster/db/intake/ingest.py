@@ -23,7 +23,7 @@ from sqlalchemy import Connection, Engine, func, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 
-from stage_e_dagster.db.core.arrays import text_array
+from stage_e_dagster.db.arrays import text_array
 from stage_e_dagster.db.core.models import Card, Source
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.evidence.model import EvidenceSkip

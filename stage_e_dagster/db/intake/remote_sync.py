@@ -1,5 +1,7 @@
-"""Syncing a remote source by its listing: new, changed and vanished objects from the store's change tokens, with
-nothing downloaded but the listing itself.
+"""A remote source's listing in the database: new, changed and vanished objects from the store's change tokens, with
+nothing downloaded but the listing itself. This module holds the SQL only; the requests that list a store or read a
+manifest are the caller's (`remote.listing` hands them in as `Pages` and `Manifest`), so the state layer never
+reaches the wire.
 
 An S3 source is listed in key order, one page (one request, up to 1000 keys) at a time, and each page is merged with
 the stored cards of the same key range in one transaction, which also stores the pass's position (`list_cursor`).
@@ -29,12 +31,11 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Connection, Engine, text
 
-from stage_e_dagster.db.core.arrays import int_array, text_array
+from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.intake.ingest import IngestSummary
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.filenames import parse_card_filename
-from stage_e_dagster.domain.remote import ManifestEntry, file_name_of
-from stage_e_dagster.remote.stores import Listed
+from stage_e_dagster.domain.remote import Listed, ManifestEntry, file_name_of
 
 MANIFEST_BATCH = 500
 REOPENED_BY_FULL_SYNC = ("fetch-forbidden", "fetch-refused", "fetch-truncated", "fetch-corrupt", "fetch-too-large",

@@ -1,26 +1,27 @@
 """Sources: the directories, S3-compatible prefixes and HTTP manifests card scans come from, registered once in the
-`source` table, and syncing them.
+`source` table, the lock a sync of one holds, and syncing a directory.
 
 The `source` table is the one place sources are configured: `stage-e sources add DIR|URL --key K` (or `stage-e
 ingest`) registers one, and the `source_inbox` sensor, the `card_sources` asset and the daily re-sync all read it.
-A remote source is synced by its listing (`db.intake.remote_sync`); the rest of this docstring is about
-directories.
+`control.intake.sync_source` syncs a source of any kind: a directory here, a remote source by its listing
+(`remote.listing`, which stores what it lists through `db.intake.remote_sync`).
 
-A sync is `db.intake.ingest.ingest_directory` over the source's directory, holding a Postgres advisory lock on the
-source so two syncs of one source (the sensor's and the schedule's, or a CLI ingest) take turns instead of racing. A
-quick sync trusts the files that did not change since the previous sync started (size and file times, see
-`db.intake.ingest`); a full sync reads every file. A successful sync stores when it started and the digest of the
-listing it started from (`synced_listing`), which the `source_inbox` sensor compares with the directory's listing now. A
-directory that is missing or unreadable is reported `unavailable` and left alone: an unmounted disk must not mark every
-card of the source vanished.
+A directory's sync is `db.intake.ingest.ingest_directory` over the source's directory, holding a Postgres advisory
+lock on the source (`source_lock`, which a remote listing holds too) so two syncs of one source (the sensor's and the
+schedule's, or a CLI ingest) take turns instead of racing. A quick sync trusts the files that did not change since
+the previous sync started (size and file times, see `db.intake.ingest`); a full sync reads every file. A successful
+sync stores when it started and the digest of the listing it started from (`synced_listing`), which the
+`source_inbox` sensor compares with the directory's listing now. A directory that is missing or unreadable is
+reported `unavailable` and left alone: an unmounted disk must not mark every card of the source vanished.
 
-`sync_source` takes an engine: it holds the source's lock on one connection while the ingest commits batch by batch
-on another. The other functions run in the caller's connection; `add_source` is one transaction.
+`sync_directory` takes an engine: it holds the source's lock on one connection while the ingest commits batch by
+batch on another. The other functions run in the caller's connection; `add_source` is one transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -143,33 +144,47 @@ class SourceSync:
     detail: str = ""  # a remote source: why it was not listed, or how far the listing got
 
 
-def sync_source(engine: Engine, source: SourceRow, *, full: bool = False,
-                on_file: Callable[[str], None] | None = None) -> SourceSync:
-    """Bring `source`'s cards in line with its directory (see the module docstring; a remote source: with its
-    listing, to the end); `on_file` per file seen."""
-    if source.remote:
-        from stage_e_dagster.db.intake.remote_source import sync_remote
+@contextmanager
+def source_lock(engine: Engine, source_id: int, *, wait: bool = True) -> Iterator[bool]:
+    """Hold the source's sync lock (a session advisory lock on a connection of its own) for the block; yields whether
+    it is held: with `wait` it always is (after the other holder let go), without it False at once while another
+    process holds it."""
+    key = {"ns": SOURCE_LOCK_NAMESPACE, "id": source_id}
+    with engine.connect() as lock:
+        if wait:
+            lock.execute(text("SELECT pg_advisory_lock(:ns, :id)"), key)
+            held = True
+        else:
+            held = bool(lock.execute(text("SELECT pg_try_advisory_lock(:ns, :id)"), key).scalar())
+        lock.commit()
+        try:
+            yield held
+        finally:
+            if held:
+                lock.execute(text("SELECT pg_advisory_unlock(:ns, :id)"), key)
+                lock.commit()
 
-        return sync_remote(engine, source, full=full)
+
+def sync_directory(engine: Engine, source: SourceRow, *, full: bool = False,
+                   on_file: Callable[[str], None] | None = None) -> SourceSync:
+    """Bring the directory `source`'s cards in line with its files (see the module docstring); `on_file` per file
+    seen."""
+    if source.remote:
+        raise ValueError(f"source {source.key} is a {source.kind} source: it is synced by its listing "
+                         "(control.intake.sync_source)")
     started = datetime.now(UTC)  # before the listing: whatever changes after it is read by the next sync
     root = Path(source.location)
     listing = list_images(root)
     if listing is None:
         return SourceSync(source.key, source.location, "unavailable", full)
     trust_before = None if full else trusted_before(source)
-    with engine.connect() as lock:
-        lock.execute(text("SELECT pg_advisory_lock(:ns, :id)"), {"ns": SOURCE_LOCK_NAMESPACE, "id": source.id})
-        lock.commit()
+    with source_lock(engine, source.id):
         try:
-            try:
-                summary = ingest_directory(engine, root, source.key, on_file=on_file, trust_before=trust_before)
-            except (NotADirectoryError, PermissionError, FileNotFoundError):
-                return SourceSync(source.key, source.location, "unavailable", full)
-            with engine.begin() as conn:
-                conn.execute(text("UPDATE source SET synced_at = :at, synced_listing = :listing WHERE id = :id"),
-                             {"at": started, "listing": listing.digest, "id": source.id})
-        finally:
-            lock.execute(text("SELECT pg_advisory_unlock(:ns, :id)"), {"ns": SOURCE_LOCK_NAMESPACE, "id": source.id})
-            lock.commit()
+            summary = ingest_directory(engine, root, source.key, on_file=on_file, trust_before=trust_before)
+        except (NotADirectoryError, PermissionError, FileNotFoundError):
+            return SourceSync(source.key, source.location, "unavailable", full)
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE source SET synced_at = :at, synced_listing = :listing WHERE id = :id"),
+                         {"at": started, "listing": listing.digest, "id": source.id})
     seconds = (datetime.now(UTC) - started).total_seconds()
     return SourceSync(source.key, source.location, "synced", full, summary, round(seconds, 3))

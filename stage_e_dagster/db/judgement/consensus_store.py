@@ -1,35 +1,22 @@
-"""Card consensus in the database: the per-card lock every vote writer takes, and consensus recomputation.
+"""Card consensus in the database: recomputing it from a card's votes, and the counts by state.
 
-Every writer of votes or consensus (Stage D batches, human votes) locks the card rows it touches first, in card-id
-order (`FOR NO KEY UPDATE`: inserting votes and evidence, which only take key-share locks on `card`, is not
-blocked). Under that lock the compare-then-write of votes and the read-then-write of consensus see every committed
-change of the same cards, so concurrent overlapping batches neither double-vote nor leave a stale consensus, and
-the fixed order means they queue instead of deadlocking. A deadlock with some other writer of `card` (ingest) is
-retried by `in_transaction`.
+Every writer of votes or consensus locks the card rows it touches first, in card-id order
+(`db.core.transactions.lock_cards`), so concurrent overlapping batches neither double-vote nor leave a stale
+consensus; a deadlock with some other writer of `card` (ingest) is retried by `db.core.transactions.in_transaction`.
 """
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TypeVar
 
-from psycopg2 import errors as pg_errors
-from sqlalchemy import Connection, Engine, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Connection, text
 
-from stage_e_dagster.db.core.arrays import int_array, text_array
+from stage_e_dagster.db.arrays import int_array, text_array
+from stage_e_dagster.db.core.transactions import lock_cards
 from stage_e_dagster.domain.consensus import POLICIES, CastVote, Resolution, resolve
 
-T = TypeVar("T")
-RETRY_ATTEMPTS = 4
-_RETRYABLE = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
-
-_LOCK_CARDS = text(
-    "SELECT id FROM card WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id FOR NO KEY UPDATE"
-)
 _VOTES = text(
     "SELECT card_id, printing_id, is_no_match, source, anonymous_id FROM card_printing_tag "
     "WHERE card_id = ANY(CAST(:ids AS bigint[]))"
@@ -42,27 +29,6 @@ _UPDATE = text(
     "FROM unnest(CAST(:ids AS bigint[]), CAST(:statuses AS text[]), CAST(:printings AS bigint[])) "
     "AS v(id, status, printing_id) WHERE c.id = v.id"
 )
-
-
-def lock_cards(conn: Connection, card_ids: Iterable[int]) -> set[int]:
-    """Lock the cards' rows for this transaction, in id order; returns the ids that exist."""
-    ids = sorted(set(card_ids))
-    if not ids:
-        return set()
-    return set(conn.execute(_LOCK_CARDS, {"ids": int_array(ids)}).scalars())
-
-
-def in_transaction(engine: Engine, work: Callable[[Connection], T], attempts: int = RETRY_ATTEMPTS) -> T:
-    """Run `work` in one transaction, retrying it from the start after a deadlock or serialization failure."""
-    for attempt in range(1, attempts + 1):
-        try:
-            with engine.begin() as conn:
-                return work(conn)
-        except DBAPIError as err:
-            if attempt == attempts or not isinstance(err.orig, _RETRYABLE):
-                raise
-            time.sleep(0.05 * attempt)
-    raise AssertionError("unreachable")
 
 
 def check_policy(policy: str) -> str:

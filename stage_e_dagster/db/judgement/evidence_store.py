@@ -17,12 +17,11 @@ from typing import Any
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
-from stage_e_dagster.db.core.arrays import int_array, text_array
-from stage_e_dagster.db.core.models import CardScanLog, Expansion, ImageEvidence
+from stage_e_dagster.db.arrays import int_array
+from stage_e_dagster.db.core.models import CardScanLog, ImageEvidence
 from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE
 from stage_e_dagster.domain.calculators import SLOW_PATH_ID, TO_REVIEW
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
-from stage_e_dagster.domain.evidence.read_catalog import CODELESS_FRAMES, ReadCatalog
 from stage_e_dagster.domain.stage_c import REVIEWED_SKIPS, SKIP_ROUTE_LABEL, CardWork, RemoteRef, evidence_columns
 from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
 
@@ -69,23 +68,6 @@ def _remote(row) -> RemoteRef | None:
         return None
     ref = row.remote_url if row.kind == "http" else row.identifier
     return RemoteRef(row.source_id, ref, row.remote_token, row.content_verified, row.size_bytes)
-
-
-_PRINTINGS = text("SELECT name, set_code, collector_number FROM printing")
-_CODELESS = text(
-    "SELECT set_code FROM printing GROUP BY set_code HAVING bool_and(frame = ANY(CAST(:frames AS text[])))"
-)
-
-
-def read_catalog(conn: Connection) -> ReadCatalog:
-    """What the collector reader may know of the catalogue: every printing's (name, set, number), every set code
-    with its printed total where a sets file gave it, and the sets whose collector line prints no set code (by
-    their printings' frames)."""
-    printings = [tuple(row) for row in conn.execute(_PRINTINGS)]
-    sets = conn.execute(select(Expansion.code, Expansion.printed_total)).all()
-    codeless = list(conn.execute(_CODELESS, {"frames": text_array(CODELESS_FRAMES)}).scalars())
-    totals = {code: total for code, total in sets if total}
-    return ReadCatalog.build(printings, totals=totals, set_codes=[code for code, _ in sets], codeless=codeless)
 
 
 def save_evidence(conn: Connection, card_id: int, content_sha256: str, evidence: Evidence, run_id: str | None) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable
 
 from sqlalchemy import Connection, Engine, text
 
+from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.core.advisory_locks import (
     Key,
     lock_connection_params,
@@ -28,7 +29,6 @@ from stage_e_dagster.db.core.advisory_locks import (
     try_lock_many,
     unlock,
 )
-from stage_e_dagster.db.core.arrays import int_array, text_array
 from stage_e_dagster.db.judgement.evidence_store import route_skips_to_review
 from stage_e_dagster.db.work.predicates import CURRENT_VERSIONS, WORK_STAGE
 from stage_e_dagster.domain.stage_c import EXTRACTOR_FIELDS

@@ -19,8 +19,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, text
 
+from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.catalog.lookup import LOOKUP_RECORD
-from stage_e_dagster.db.core.arrays import int_array, text_array
 from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE, ELIGIBILITY_FROM, INELIGIBILITY
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef, normalise_name
 from stage_e_dagster.domain.evidence.model import Evidence
@@ -49,7 +49,7 @@ _WITH_FACES = text(
     f"SELECT {_PRINTING_COLUMNS}, face_names FROM printing AS p "
     f"WHERE face_names_normalised && CAST(:names AS text[]) AND {LOOKUP_RECORD} ORDER BY id"
 )
-_EXPANSIONS = text("SELECT code, released_at, symbol_phash FROM expansion")
+_EXPANSIONS = text("SELECT code, released_at, symbol_phash, printed_total FROM expansion")
 
 
 @dataclass
@@ -64,7 +64,8 @@ class StageDInputs:
 
 def load_expansions(conn: Connection) -> dict[str, ExpansionRef]:
     """Every known set by code."""
-    return {row.code: ExpansionRef(row.code, row.released_at, row.symbol_phash) for row in conn.execute(_EXPANSIONS)}
+    return {row.code: ExpansionRef(row.code, row.released_at, row.symbol_phash, row.printed_total)
+            for row in conn.execute(_EXPANSIONS)}
 
 
 def load_current_evidence(conn: Connection, card_ids: Iterable[int]) -> dict[int, Evidence]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from stage_e_dagster.db.core.arrays import int_array, text_array
+from stage_e_dagster.db.arrays import int_array, text_array
 
 
 @dataclass(frozen=True)

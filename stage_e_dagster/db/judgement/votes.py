@@ -8,14 +8,14 @@ its card, the stored votes of every older version of its calculator family (`dom
 `family-bump`. Every vote that leaves is archived (`db/judgement/vote_archive.py`) with its reason and the writing run.
 Inserts use `ON CONFLICT DO NOTHING` (no target, so both partial unique indexes are covered): a writer that lost a
 race is absorbed, never raised, and its group counts `already_voted` (and `race_absorbed`). Cards are locked first
-(`consensus_store.lock_cards`), which makes the split exact under concurrent overlapping batches.
+(`db.core.transactions.lock_cards`), which makes the split exact under concurrent overlapping batches.
 
 Scan log rules: a `to-review` marker is inserted with `ON CONFLICT DO NOTHING` on `uq_scan_log_review_once`, so it
 is recorded once per (card, evidence version). Any other abstention is appended unless the latest log row of
 that (card, voter) already has the same skip reason and evidence key, so identical re-runs append nothing.
 
 The writers run in the caller's transaction. `cast_human_vote` takes an engine: it is one transaction that it retries
-from the start after a deadlock (`consensus_store.in_transaction`), which only the owner of the transaction can do.
+from the start after a deadlock (`db.core.transactions.in_transaction`), which only the transaction's owner can do.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from dataclasses import dataclass, fields
 
 from sqlalchemy import Connection, Engine, text
 
-from stage_e_dagster.db.core.arrays import bool_array, float_array, int_array, text_array
-from stage_e_dagster.db.judgement.consensus_store import check_policy, in_transaction, lock_cards, recompute_consensus
+from stage_e_dagster.db.arrays import bool_array, float_array, int_array, text_array
+from stage_e_dagster.db.core.transactions import in_transaction, lock_cards
+from stage_e_dagster.db.judgement.consensus_store import check_policy, recompute_consensus
 from stage_e_dagster.db.judgement.identity_groups import copies_of
 from stage_e_dagster.db.judgement.vote_archive import Removal, archive_votes
 from stage_e_dagster.domain.calculators import MACHINE_PREFIX

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text
 
-from stage_e_dagster.db.judgement.consensus_store import in_transaction
+from stage_e_dagster.db.core.transactions import in_transaction
 from stage_e_dagster.db.review.page import QueueEntry, queue_entries
 
 _CLAIM = text(

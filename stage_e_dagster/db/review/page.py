@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Connection, TextClause, text
 
-from stage_e_dagster.db.core.arrays import int_array, text_array
+from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.judgement.consensus_store import card_votes
 from stage_e_dagster.db.judgement.identity_groups import copies_of
 from stage_e_dagster.db.judgement.stage_d_inputs import load_candidates, load_current_evidence

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Connection, TextClause, text
 
-from stage_e_dagster.db.core.arrays import int_array
+from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.domain.calculators import CALCULATORS, SLOW_PATH_ID, TO_REVIEW, Calculator
 
 

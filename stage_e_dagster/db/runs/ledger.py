@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import Connection, func, text, type_coerce, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 
-from stage_e_dagster.db.core.arrays import text_array
+from stage_e_dagster.db.arrays import text_array
 from stage_e_dagster.db.core.models import DispatchLedger
 from stage_e_dagster.db.work.queue import StreamCard, cards_needing_work, defer_unfinished
 from stage_e_dagster.host import owner_is_gone

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text
 
-from stage_e_dagster.db.core.arrays import int_array
+from stage_e_dagster.db.arrays import int_array
 from stage_e_dagster.db.work import work_rule
 from stage_e_dagster.domain.work import retry_backoff
 

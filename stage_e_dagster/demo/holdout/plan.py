@@ -127,11 +127,13 @@ def plan_holdout(catalogue: Catalogue, count: int, seed: int = 0, *, heights: tu
 
 def read_catalog_of(catalogue: Catalogue) -> ReadCatalog:
     """What the collector reader may know: printings, the set list's printed sizes, and the sets that print no
-    set code (legal-number, centred and numberless layouts)."""
+    set code (legal-number, centred and numberless layouts), and each set's layout (what its frame and release day
+    say)."""
     return ReadCatalog.build(
         ((str(c["name"]), str(c["set"]), str(c["collector_number"])) for c in catalogue.cards),
         totals={code: entry.printed_size for code, entry in catalogue.sets.items()},
         codeless={code for code, entry in catalogue.sets.items() if not entry.prints_code},
+        layouts={code: {entry.layout} for code, entry in catalogue.sets.items()},
     )
 
 

@@ -1,8 +1,9 @@
 """The fallback calculator: narrow a card's candidate printings by independent sub-checks and vote on a survivor.
 
 Runs only where the join-key calculator has no confident hit. Each sub-check (border colour, set symbol,
-filename expansion hint) either has no reading or keeps the candidates it cannot rule out; the survivors are
-the intersection of the sub-checks that had a reading. It never casts a no-match vote: ruling every printing
+filename expansion hint, the layout of the collector line: where on the card a number was read, never which)
+either has no reading or keeps the candidates it cannot rule out; the survivors are the intersection of the
+sub-checks that had a reading. It never casts a no-match vote: ruling every printing
 out only says the sub-checks disagree, not that the card is absent from the catalogue.
 """
 
@@ -16,12 +17,14 @@ from stage_e_dagster.domain.calculators.matching import (
     SYMBOL_MAX_DISTANCE,
     candidate_ids,
     normalise_set_code,
+    printing_layout,
     symbol_distances,
     with_symbol_twins,
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.model import AMBIGUOUS_BORDER, Evidence
+from stage_e_dagster.domain.printed_lines import fits
 
 FALLBACK_ID = "stage-d-fallback-v1"
 
@@ -88,7 +91,18 @@ def hint_check(
     return {p.id for p in candidates if p.set_code == hint}
 
 
-SUB_CHECKS: dict[str, SubCheck] = {"border": border_check, "symbol": symbol_check, "hint": hint_check}
+def layout_check(
+    card: CardRef, evidence: Evidence, candidates: Sequence[PrintingRef], expansions: Mapping[str, ExpansionRef]
+) -> set[int] | None:
+    """Keep printings whose frame prints its number where the scan shows one (`printed_lines.fits`: a centred
+    legal line is no modern frame's). No reading when no number was read."""
+    if evidence.collector_layout is None:
+        return None
+    return {p.id for p in candidates if fits(evidence.collector_layout, printing_layout(p, expansions))}
+
+
+SUB_CHECKS: dict[str, SubCheck] = {"border": border_check, "symbol": symbol_check, "hint": hint_check,
+                                   "layout": layout_check}
 
 
 def _skip(card: CardRef, reason: str, **detail: Any) -> Abstention:

@@ -2,6 +2,14 @@
 
 The first and most trusted Stage D calculator. It reads only the stored evidence and the catalogue values it is
 handed, and returns a `Vote` or a named `Abstention`; it never guesses past what the collector line supports.
+
+It never votes on half a number. Before any vote, the printing must be the only one of the name the reading could
+stand for (`evidence.fragments`): no other printing whose number the reading could be a piece of
+(`possible-truncation`: "27" read for "270"), no suffixed twin (`suffix-sibling`: "261" and "261★"), and no reading
+whose digits may be the copyright year's (`number-from-year`: "199" of "© 1993-2000") unless a total or set code
+vouches for it. What else the card shows narrows the printings it could stand for first: the set code read, the
+printed total, the layout (a number on a legal line is no modern printing's), the copyright year, and the set
+symbol. A reading that still leaves a rival abstains, and a person decides.
 """
 
 from __future__ import annotations
@@ -14,11 +22,14 @@ from stage_e_dagster.domain.calculators.matching import (
     normalise_collector_number,
     normalise_set_code,
     pick_symbol_set,
+    printing_layout,
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
+from stage_e_dagster.domain.evidence.fragments import YEAR, from_year, rivalry
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.parse import fold, levenshtein
+from stage_e_dagster.domain.printed_lines import fits
 
 JOIN_KEY_ID = "stage-d-join-key-v2"
 
@@ -57,6 +68,46 @@ def _release_year(printing: PrintingRef, expansions: Mapping[str, ExpansionRef])
     return printing.released_at.year if printing.released_at is not None else None
 
 
+def _fits(evidence: Evidence, printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> bool:
+    """Whether the reading's total, layout and copyright year leave `printing` possible."""
+    expansion = expansions.get(printing.set_code)
+    total = evidence.collector_total
+    if total is not None and expansion is not None and expansion.printed_total not in (None, total):
+        return False
+    if not fits(evidence.collector_layout, printing_layout(printing, expansions)):
+        return False
+    released, year = _release_year(printing, expansions), evidence.copyright_year
+    return released is None or year is None or -1 <= released - year <= MAX_RELEASE_YEARS_AFTER_COPYRIGHT
+
+
+def doubt(evidence: Evidence, match: PrintingRef, candidates: Sequence[PrintingRef],
+          expansions: Mapping[str, ExpansionRef], by_set: bool) -> tuple[str, list[PrintingRef]] | None:
+    """Why the reading might not stand for `match` alone, and the rivals it might stand for; None when it singles
+    `match` out. `by_set`: the set code was read and matched, so only printings of that set are rivals."""
+    number = normalise_collector_number(evidence.collector_number)
+    pool = [p for p in candidates if p.id != match.id and (not by_set or p.set_code == match.set_code)
+            and _fits(evidence, p, expansions)]
+    untrusted = (evidence.collector_total is None and not by_set
+                 and from_year(number, (evidence.collector_raw, evidence.legal_raw), evidence.copyright_year))
+    reason = YEAR if untrusted else None
+    rivals = pool if untrusted else []
+    if not untrusted:
+        for printing in pool:
+            kind = rivalry(number, normalise_collector_number(printing.collector_number))
+            if kind is not None:
+                reason = reason or kind
+                rivals.append(printing)
+    if not rivals:
+        return None
+    outside = [p for p in rivals if p.set_code != match.set_code]
+    if len(outside) == len(rivals):  # every rival is of another set: the set symbol may still tell them apart
+        pick = pick_symbol_set(evidence.symbol_phash, [match.set_code, *(p.set_code for p in rivals)], expansions)
+        if pick.set_code == match.set_code:
+            return None
+    assert reason is not None
+    return reason, rivals
+
+
 def _confirm(
     card: CardRef,
     evidence: Evidence,
@@ -64,8 +115,11 @@ def _confirm(
     confidence: float,
     expansions: Mapping[str, ExpansionRef],
     route: str,
+    candidates: Sequence[PrintingRef],
+    by_set: bool = False,
 ) -> Vote | Abstention:
-    """Apply the era check and the filename-hint adjustment to a match, then vote for it."""
+    """Apply the era check, the layout check, the half-a-number guard (`doubt`) and the filename-hint adjustment to
+    a match, then vote for it."""
     released = _release_year(match, expansions)
     year = evidence.copyright_year
     if released is not None and year is not None and released - year > MAX_RELEASE_YEARS_AFTER_COPYRIGHT:
@@ -73,6 +127,14 @@ def _confirm(
             card, "copyright-year-mismatch", **read_detail(evidence),
             printing_id=match.id, printing_set_code=match.set_code, released_year=released, route=route,
         )
+    if not fits(evidence.collector_layout, printing_layout(match, expansions)):
+        return _skip(card, "layout-mismatch", **read_detail(evidence), printing_id=match.id, route=route,
+                     printing_layout=printing_layout(match, expansions))
+    doubted = doubt(evidence, match, candidates, expansions, by_set)
+    if doubted is not None:
+        reason, rivals = doubted
+        return _skip(card, reason, **read_detail(evidence), printing_id=match.id, route=route,
+                     candidate_ids=candidate_ids([match, *rivals]))
     hint = normalise_set_code(card.expansion_hint)
     if hint is not None and hint in expansions and hint != match.set_code:
         confidence -= HINT_CONTRADICTION_PENALTY
@@ -104,7 +166,8 @@ def _no_exact_match(
         return _skip(card, "number-mismatch", **read_detail(evidence), candidate_ids=candidate_ids(in_set))
     lookalike = [p for p in by_number if fold(p.set_code) == fold(set_code)]
     if len(lookalike) == 1:
-        return _confirm(card, evidence, lookalike[0], CONFIDENCE_NUMBER_ONLY, expansions, "look-alike-set-code")
+        return _confirm(card, evidence, lookalike[0], CONFIDENCE_NUMBER_ONLY, expansions, "look-alike-set-code",
+                        candidates)
     if lookalike:
         return _skip(card, "ambiguous", **read_detail(evidence), route="look-alike-set-code",
                      candidate_ids=candidate_ids(lookalike))
@@ -119,14 +182,14 @@ def _no_exact_match(
 
 
 def _near_set_code(card: CardRef, evidence: Evidence, set_code: str, by_number: Sequence[PrintingRef],
-                   expansions: Mapping[str, ExpansionRef]) -> Vote | Abstention:
+                   expansions: Mapping[str, ExpansionRef], candidates: Sequence[PrintingRef]) -> Vote | Abstention:
     """A set code that is no known set: a garbled read. When exactly one printing of the card has the number and
     its set's code is one look-alike edit from what was read (two for longer codes), the two readings agree: vote
     number-only."""
     allowed = 1 if len(set_code) <= 3 else 2
     near = [p for p in by_number if levenshtein(fold(p.set_code), fold(set_code), limit=2) <= allowed]
     if len(near) == 1 and len(by_number) == 1:
-        return _confirm(card, evidence, near[0], CONFIDENCE_NUMBER_ONLY, expansions, "near-set-code")
+        return _confirm(card, evidence, near[0], CONFIDENCE_NUMBER_ONLY, expansions, "near-set-code", candidates)
     return _skip(card, "unknown-set-code", **read_detail(evidence), candidate_ids=candidate_ids(by_number))
 
 
@@ -156,11 +219,12 @@ def decide_join_key(
     by_number = [p for p in candidates if normalise_collector_number(p.collector_number) == number]
     set_code = normalise_set_code(evidence.set_code)
     if set_code is not None and set_code not in expansions:
-        return _near_set_code(card, evidence, set_code, by_number, expansions)
+        return _near_set_code(card, evidence, set_code, by_number, expansions, candidates)
     if set_code is not None:
         exact = [p for p in by_number if p.set_code == set_code]
         if len(exact) == 1:
-            return _confirm(card, evidence, exact[0], CONFIDENCE_SET_AND_NUMBER, expansions, "set-and-number")
+            return _confirm(card, evidence, exact[0], CONFIDENCE_SET_AND_NUMBER, expansions, "set-and-number",
+                            candidates, by_set=True)
         if not exact:
             return _no_exact_match(card, evidence, set_code, number, candidates, by_number, expansions)
         return _skip(card, "ambiguous", **read_detail(evidence), route="set-and-number",
@@ -170,12 +234,13 @@ def decide_join_key(
         return _skip(card, "number-not-found", **read_detail(evidence),
                      candidate_ids=candidate_ids(candidates))
     if len(by_number) == 1:
-        return _confirm(card, evidence, by_number[0], CONFIDENCE_NUMBER_ONLY, expansions, "number-only")
+        return _confirm(card, evidence, by_number[0], CONFIDENCE_NUMBER_ONLY, expansions, "number-only", candidates)
 
     pick = pick_symbol_set(evidence.symbol_phash, (p.set_code for p in by_number), expansions)
     chosen = [p for p in by_number if p.set_code == pick.set_code]
     if len(chosen) == 1:
-        return _confirm(card, evidence, chosen[0], CONFIDENCE_NUMBER_ONLY, expansions, "symbol-tie-break")
+        return _confirm(card, evidence, chosen[0], CONFIDENCE_NUMBER_ONLY, expansions, "symbol-tie-break",
+                        candidates)
     return _skip(card, "ambiguous", **read_detail(evidence), route="symbol-tie-break",
                  candidate_ids=candidate_ids(by_number), symbol_reason=pick.reason,
                  symbol_distances=pick.distances)

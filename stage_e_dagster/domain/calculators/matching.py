@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from stage_e_dagster.domain.bits import hamming as hamming_distance
 from stage_e_dagster.domain.catalog import ExpansionRef, PrintingRef
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number as normalise_collector_number
+from stage_e_dagster.domain.printed_lines import layout_of
 
 # Two set-symbol hashes at most this many bits apart show the same symbol.
 SYMBOL_MAX_DISTANCE = 6
@@ -86,6 +87,13 @@ def with_symbol_twins(kept: Iterable[str], set_codes: Iterable[str],
         out |= {other for other, phash in references.items()
                 if hamming_distance(mine, phash) <= SYMBOL_MAX_DISTANCE}  # type: ignore[arg-type]
     return out
+
+
+def printing_layout(printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> str | None:
+    """The collector-line layout a printing prints, from its frame and its set's release day."""
+    expansion = expansions.get(printing.set_code)
+    released = expansion.released_at if expansion is not None and expansion.released_at else printing.released_at
+    return layout_of(printing.frame, released)
 
 
 def candidate_ids(candidates: Iterable[PrintingRef]) -> list[int]:

@@ -1,10 +1,15 @@
-"""Collector-line and legal-line OCR: find the text, read it once, and read again only when that is not enough.
+"""Collector-block and legal-line OCR: find the text in the card's bottom band, read the block that holds the
+number once, and read again only when that is not enough.
 
-The first read is cheap: the crop is cut to its text lines, scaled to Tesseract's preferred text height and
-binarised. It is enough when the catalogue confirms it (`read_catalog.resolve`). Otherwise the reader escalates
-through heavier variants (the crop's blur deconvolved, greyscale, deskew, denoise and sharpen, a larger scale; on
-the escalation engine where one is given) until a reading is confirmed or two plausible readings agree. Small,
-blurred or unconfirmed scans pay for the extra reads; the common case does not.
+The band is read as a page (`band.BottomBand`): its text blocks, left to right. The number is in the block at the
+left (modern frames, and the 2003 frame's left-aligned legal line) or in the centre (the 1997 frame's centred legal
+line); the catalogue's layouts for the card's name say which to try first, and none for a name printed only
+before collector numbers. The first read is cheap: the block is cut to its lines, scaled to Tesseract's preferred
+text height and binarised. It is enough when the catalogue confirms it (`read_catalog.resolve`). Otherwise the
+reader escalates through heavier variants (the crop's blur deconvolved, greyscale, deskew, denoise and sharpen, a
+larger scale; on the escalation engine where one is given) until a reading is confirmed or two plausible readings
+agree, and moves to the next block when a block's reads see no digit. Small, blurred or unconfirmed scans pay for
+the extra reads; the common case does not.
 """
 
 from __future__ import annotations
@@ -13,36 +18,49 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image
 
 from stage_e_dagster.domain.evidence import preprocess as pp
+from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
 from stage_e_dagster.domain.evidence.parse import CollectorParse, parse_collector
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog, resolve
+from stage_e_dagster.domain.printed_lines import CENTRED, CODE_LAYOUTS, LEGAL_NUMBER, NUMBERLESS
 
-# A collector line's ink is expected to be this share of the collector crop's height (two lines can merge when
-# the scan is rotated, hence the generous top).
-LINE_SHARE = (0.06, 0.5)
-# A band starting this close to the crop's top (share of its height) is what is left of the frame above the
-# bottom border: the collector block starts lower. A band under this share of the tallest line's height is no line
-# of the block (its lines share one type size).
-TOP_EDGE = 0.04
-TYPE_SHARE = 0.6
 # Scale of the whole crop's height when no text line is found.
 FALLBACK_CROP_HEIGHT = 150
 LEGAL_CROP_HEIGHT = 120
 LARGE_LINE_HEIGHT = 44
-# Reads after which the ladder stops when none of them held a digit: every collector line prints its number.
+LINES_READ = 3
+"""A block's first lines read together: the modern block's two, the 2003 frame's credit and legal line."""
 DIGITLESS_STOP = 3
+"""Reads after which the ladder stops when none of them held a digit: a card back, a blank crop."""
+BLOCK_DIGITLESS = 2
+"""Reads of one block without a digit after which the reader tries the next block: the number is elsewhere."""
+BLOCK_NUMBERLESS = 3
+"""Reads of one block that found no number, digits or not, after which the reader tries the next block."""
+CODE_WIDTH = 8
+"""Glyph heights of a modern block's second line read with the number: "XXXXX • EN", not the artist after it."""
+LEGAL_TAIL = 9
+"""Glyph heights at the end of a legal line read for its number ("316★/350" is about six), from the start of the
+word they reach into: never a cut through the number, which OCR would read as a shorter one."""
+LEGAL_LINE = 19
+"""Glyph heights a legal line holding a number runs at least; a modern block's lines stay under it."""
+YEAR_WIDTH = 9
+"""Glyph heights at the start of a legal line read for its copyright year ("™ & © 2019" is about six)."""
+FALLBACK_STEPS = 3
+"""Ladder steps a whole block gets after its tight view was read in vain."""
 
 
 @dataclass(frozen=True)
 class CollectorReading:
-    """The outcome of reading a collector line: raw OCR text, its parse, the number and set code it stands for.
+    """The outcome of reading a collector block: raw OCR text, its parse, the number and set code it stands for.
 
-    `confirmed`: the catalogue holds this printing of the card's name; `settled`: and the set code or the set's
-    known printed total was read with it. `accepted`: confirmed, or plausible and agreed by another read, or
-    plausible on the only evidence there is.
+    `confirmed`: the catalogue holds this printing of the card's name and the reading singles it out; `settled`:
+    and the set code or the set's known printed total was read with it. `accepted`: confirmed, or plausible and
+    agreed by another read, or plausible on the only evidence there is. `layout`: the layout read
+    (`domain.printed_lines`; a legal-line number in a centred block is the 1997 frame's). `texts`: every read's
+    text, so the legal line's year can be taken from reads that already saw it.
     """
 
     raw: str
@@ -55,26 +73,38 @@ class CollectorReading:
     number: str | None = None
     confirmed: bool = False
     settled: bool = False
+    total: int | None = None
+    layout: str | None = None
+    texts: tuple[str, ...] = ()
+    block: Block | None = None
 
 
 @dataclass
 class Prepared:
-    """A collector crop made ready once for every variant: dark text on light, its text lines found."""
+    """A block made ready once for every variant: dark text on light, its text lines, the glyph height."""
 
     gray: Image.Image
     lines: list[pp.Line]
+    glyph: float = 0.0
     _deskewed: Prepared | None = None
     _deblurred: Prepared | None = None
 
     @classmethod
     def of(cls, crop: Image.Image) -> Prepared:
-        text = pp.text_image(ImageOps.autocontrast(crop.convert("L"), cutoff=1))
-        return cls(text.image, _lines(text.ink, text.image.height))
+        """The first block a number may be in (its whole text image when it has none)."""
+        band = BottomBand.of(crop)
+        blocks = number_blocks(band, None)
+        return cls.of_block(band, blocks[0]) if blocks else cls(band.image, [])
+
+    @classmethod
+    def of_block(cls, band: BottomBand, block: Block) -> Prepared:
+        gray, lines = band.crop(block)
+        return cls(gray, lines, band.blocks.glyph)
 
     def deblurred(self) -> Prepared:
         """The crop with its blur undone; its lines stay where they were found."""
         if self._deblurred is None:
-            self._deblurred = Prepared(pp.deblurred(self.gray), self.lines)
+            self._deblurred = Prepared(pp.deblurred(self.gray), self.lines, self.glyph)
         return self._deblurred
 
     def deskewed(self) -> Prepared:
@@ -84,19 +114,84 @@ class Prepared:
                 self._deskewed = self
             else:
                 ink = np.asarray(turned, dtype=np.uint8) < pp.otsu(turned)
-                self._deskewed = Prepared(turned, _lines(ink, turned.height))
+                glyph = self.glyph or max((line.height for line in self.lines), default=0)
+                lines = [line for line in pp.find_lines(ink, min_height=max(2, round(0.45 * glyph)))
+                         if line.height <= 2.6 * max(glyph, 1)] if glyph else []
+                self._deskewed = Prepared(turned, lines or self.lines, self.glyph)
         return self._deskewed
 
     def text(self, target: float = pp.TARGET_LINE_HEIGHT) -> Image.Image:
-        """The crop cut to its (first two) text lines and scaled to `target`, or all of it when none is found."""
+        """The crop cut to its (first three) text lines and scaled to `target`, or all of it when none is found."""
         if not self.lines:
             return pp.resized(self.gray, FALLBACK_CROP_HEIGHT / max(1, self.gray.height))
-        return pp.text_crop(self.gray, self.lines[:2], target)
+        return pp.text_crop(self.gray, self.lines[:LINES_READ], target)
 
 
-def _lines(ink: np.ndarray, height: int) -> list[pp.Line]:
-    low, high = LINE_SHARE
-    return pp.text_lines(ink, (low * height, high * height), edge=round(TOP_EDGE * height), share=TYPE_SHARE)
+def number_blocks(band: BottomBand, expected: Collection[str] | None) -> list[Block]:
+    """The blocks that may hold the collector number, in the order to read them: the block at the left (or one
+    spanning the band), then the widest in the centre; the centre first when every expected layout is the 1997
+    frame's centred one; none when every expected layout prints no number."""
+    if expected and all(kind == NUMBERLESS for kind in expected):
+        return []
+    blocks = band.blocks.blocks
+    left = [b for b in blocks if b.place in ("left", "wide")][:1]
+    centre = sorted((b for b in blocks if b.place == "centre"), key=lambda b: -b.width)[:1]
+    if expected and all(kind in (CENTRED, NUMBERLESS) for kind in expected):
+        return centre + left
+    return left + centre
+
+
+def family(expected: Collection[str] | None) -> str | None:
+    """"code" when every numbered layout expected prints a set code (the number leads a block at the left), "legal"
+    when none does (the number ends a legal line), else None (mixed or unknown)."""
+    numbered = {kind for kind in expected or () if kind != NUMBERLESS}
+    if not numbered:
+        return None
+    if numbered <= set(CODE_LAYOUTS):
+        return "code"
+    return "legal" if not numbered & set(CODE_LAYOUTS) else None
+
+
+def shape_family(block: Block, glyph: float) -> str:
+    """Where a block's number stands, by its shape, when the catalogue cannot say: a centred block, or one whose
+    last line runs `LEGAL_LINE` glyph heights or more ("™ & © 2012 Wizards of the Coast 174/274"), is a legal
+    line's; any other (a short number line over a set code) a code block's."""
+    if block.place == "centre" or block.lines[-1].right - block.lines[-1].left >= LEGAL_LINE * glyph:
+        return "legal"
+    return "code"
+
+
+def tight_view(band: BottomBand, block: Block, kind: str) -> Prepared:
+    """The part of a block that holds the number, read first when the layout is known: the number line and the
+    set code and language after it, not the artist ("code"); the end of the last line from a word's start, the
+    number and the legal word before it ("legal")."""
+    glyph = band.blocks.glyph
+    if kind == "code":
+        lines = block.lines[:2]
+        widest = max(line.right for line in lines)
+        right = block.left + max(lines[0].right, min(widest, lines[0].left + round(CODE_WIDTH * glyph)))
+        gray, out = band.crop(block, lines, right=right)
+    else:
+        line = block.lines[-1]
+        words = band.words(block, line)
+        reach = block.left + line.right - LEGAL_TAIL * glyph  # the number and the legal word before it
+        left = max((start for start, _ in words if start <= reach), default=words[0][0])
+        gray, out = band.crop(block, (line,), left=left)
+    return Prepared(gray, out, glyph)
+
+
+def number_views(band: BottomBand, expected: Collection[str] | None) -> list[tuple[Prepared, Block, int]]:
+    """What to read for the number, in order, each with how many ladder steps it gets: the tight view of the first
+    block (where the expected layouts agree the number stands, else where the block's shape says), then the whole
+    blocks, a few steps each."""
+    blocks = number_blocks(band, expected)
+    views: list[tuple[Prepared, Block, int]] = []
+    if blocks:
+        kind = family(expected) or shape_family(blocks[0], band.blocks.glyph)
+        views.append((tight_view(band, blocks[0], kind), blocks[0], len(LADDER)))
+    steps = FALLBACK_STEPS if views else len(LADDER)
+    views += [(Prepared.of_block(band, block), block, steps) for block in blocks]
+    return views
 
 
 @dataclass(frozen=True)
@@ -131,16 +226,18 @@ def _plausible(parse: CollectorParse, number: str | None) -> bool:
 
 
 def read_text(raw: str, known: Collection[str], attempts: int, catalog: ReadCatalog | None = None,
-              name: str | None = None) -> CollectorReading:
-    """A reading of OCR text: parsed, resolved against the catalogue and judged."""
+              name: str | None = None, block: Block | None = None) -> CollectorReading:
+    """A reading of OCR text: parsed, resolved against the catalogue and judged (`block`: where it was read)."""
     parse = parse_collector(raw)
     found = resolve(parse, known, catalog, name)
     snapped = found.set_code is not None
     set_code = found.set_code if snapped else (found.set_code_raw.lower() if found.set_code_raw else None)
     needs_code = bool(known) and bool(parse.set_tokens)
     accepted = found.confirmed or (_plausible(parse, found.number) and (snapped or not needs_code))
+    layout = CENTRED if parse.layout == LEGAL_NUMBER and block is not None and block.place == "centre" \
+        else parse.layout
     return CollectorReading(raw, parse, found.set_code_raw, set_code, snapped, accepted, attempts, found.number,
-                            found.confirmed, found.settled)
+                            found.confirmed, found.settled, found.total, layout, (raw,), block)
 
 
 def _score(reading: CollectorReading) -> int:
@@ -153,7 +250,7 @@ def _score(reading: CollectorReading) -> int:
 
 
 def read_collector(
-    crop: Image.Image,
+    crop: Image.Image | BottomBand,
     known_set_codes: Collection[str],
     engine: OcrEngine,
     votes_needed: int = 2,
@@ -163,45 +260,81 @@ def read_collector(
     name: str | None = None,
     escalation: OcrEngine | None = None,
 ) -> CollectorReading:
-    """Read the collector line in `crop`: ladder steps in turn until one reading is confirmed by the catalogue
-    (given `catalog` and the card's `name`) or `votes_needed` accepted readings agree.
+    """Read the collector number in `crop` (the card's bottom band, or any crop holding the block): ladder steps
+    in turn over each block that may hold it until one reading is confirmed by the catalogue (given `catalog` and
+    the card's `name`) or `votes_needed` accepted readings agree.
 
     Agreement between differently preprocessed readings catches the confident single-digit misreads (5 -> 6)
     that a parse alone cannot. With neither, the accepted reading with most votes (then the best-scored reading)
-    wins and is marked accepted only if it was.
+    wins and is marked accepted only if it was. `max_attempts` caps the reads of each block.
     """
     known = catalog.set_codes if catalog is not None else known_set_codes
-    prepared = Prepared.of(crop)
-    steps = LADDER[:max_attempts] if max_attempts else LADDER
+    band = crop if isinstance(crop, BottomBand) else BottomBand.of(crop)
+    expected = catalog.expected_layouts(name) if catalog is not None else None
+    views = number_views(band, expected)
+    if not views and expected and all(kind == NUMBERLESS for kind in expected):
+        return CollectorReading("", parse_collector(""), None, None, False, False, 0)
+    if not views:
+        views = [(Prepared(band.image, []), None, len(LADDER))]  # no block: read the whole band
     readings: list[CollectorReading] = []
     votes: dict[tuple[str | None, str | None], int] = {}
-    for attempt, step in enumerate(steps, 1):
-        reader = escalation if step.escalate and escalation is not None else engine
-        reading = read_text(reader.read(step.image(prepared), psm=6), known, attempt, catalog, name)
-        if reading.confirmed:
-            return reading
-        readings.append(reading)
-        if attempt >= DIGITLESS_STOP and not any(ch.isdigit() for r in readings for ch in r.raw):
-            break  # no read has seen a digit: a card back, a card printed without a number, a blank crop
-        if reading.accepted:
-            key = (reading.number, reading.set_code)
-            votes[key] = votes.get(key, 0) + 1
-            if votes[key] >= votes_needed:
-                return reading
+    maybe_numberless = bool(expected) and NUMBERLESS in expected
+    for view, block, allowed in views:
+        if maybe_numberless and readings and not any(r.number for r in readings):
+            break  # a printing of the name prints no number, and where the number would stand there is none
+        seen: list[CollectorReading] = []
+        for step in LADDER[:min(allowed, max_attempts or allowed)]:
+            reader = escalation if step.escalate and escalation is not None else engine
+            reading = read_text(reader.read(step.image(view), psm=6), known, len(readings) + 1, catalog, name, block)
+            if reading.confirmed:
+                return replace(reading, texts=tuple(r.raw for r in readings) + (reading.raw,))
+            readings.append(reading)
+            seen.append(reading)
+            digitless = not any(ch.isdigit() for r in seen for ch in r.raw)
+            if digitless and len(seen) >= (DIGITLESS_STOP if block is None else BLOCK_DIGITLESS):
+                break  # no read of this view has seen a digit: the number is elsewhere, or nowhere
+            if block is not None and len(seen) >= BLOCK_NUMBERLESS and not any(r.number for r in seen):
+                break  # digits, but no number where one would stand (a copyright year, specks): try elsewhere
+            if reading.accepted:
+                key = (reading.number, reading.set_code)
+                votes[key] = votes.get(key, 0) + 1
+                if votes[key] >= votes_needed:
+                    return replace(reading, texts=tuple(r.raw for r in readings))
     best = max(readings, key=lambda r: (votes.get((r.number, r.set_code), 0) if r.accepted else 0, _score(r)))
-    return replace(best, attempts=len(readings))
+    return replace(best, attempts=len(readings), texts=tuple(r.raw for r in readings))
 
 
-def read_legal(crop: Image.Image, engine: OcrEngine, accept: Callable[[str], bool]) -> str:
-    """OCR text of the legal line: its bottom text band first, the whole crop if `accept` refuses that."""
-    text = pp.text_image(ImageOps.autocontrast(crop.convert("L"), cutoff=1))
-    lines = pp.find_lines(text.ink)
-    factor = LEGAL_CROP_HEIGHT / max(1, crop.height)
-    if lines:
-        last = lines[-1]
-        margin = max(2, last.height // 3)
-        band = text.image.crop((0, max(0, last.top - margin), crop.width, min(crop.height, last.bottom + margin)))
-        read = engine.read(pp.pad(pp.binarise(pp.resized(band, factor))), psm=6)
-        if accept(read) or len(lines) == 1:
-            return read
-    return engine.read(pp.pad(pp.binarise(pp.resized(text.image, factor))), psm=6)
+def legal_block(band: BottomBand, skip: Block | None) -> Block | None:
+    """The block most likely to hold the legal line (its copyright year): the block at the right (modern
+    frames), else the lowest other block; never `skip` (the block the number was read from), never one too short
+    to hold "© 1995" (the figures of a P/T box)."""
+    glyph = band.blocks.glyph
+    others = [b for b in band.blocks.blocks if b is not skip  # a P/T box's figures are no legal line
+              and max(line.right - line.left for line in b.lines) >= YEAR_WIDTH * glyph]
+    right = [b for b in others if b.place == "right"]
+    if right:
+        return right[-1]
+    return max(others, key=lambda b: (b.bottom, b.width), default=None)
+
+
+def read_legal(crop: Image.Image | BottomBand, engine: OcrEngine, accept: Callable[[str], bool],
+               skip: Block | None = None) -> str:
+    """OCR text of the legal line: the start of the legal block's bottom line first, where the copyright year is
+    ("™ & © 2019", to the end of a word), the whole block if `accept` refuses that (`crop`: the bottom band, or a
+    crop of the legal line)."""
+    band = crop if isinstance(crop, BottomBand) else BottomBand.of(crop)
+    block = legal_block(band, skip)
+    if block is None:
+        return engine.read(pp.pad(pp.binarise(pp.resized(band.image, LEGAL_CROP_HEIGHT / max(1, band.image.height)))),
+                           psm=6)
+    glyph = band.blocks.glyph
+    line = block.lines[-1]
+    words = band.words(block, line)
+    reach = block.left + line.left + YEAR_WIDTH * glyph
+    right = min((end for _, end in words if end >= reach), default=block.left + line.right)
+    gray, lines = band.crop(block, (line,), right=right)
+    read = engine.read(pp.pad(pp.binarise(Prepared(gray, lines, glyph).text())), psm=6)
+    if accept(read) or (len(block.lines) == 1 and right >= block.left + line.right):
+        return read  # the year, or all the block holds was read
+    gray, lines = band.crop(block)
+    return engine.read(pp.pad(pp.binarise(Prepared(gray, lines, glyph).text())), psm=6)

@@ -17,6 +17,7 @@ from typing import Any
 from PIL import Image
 
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.card_finder import PHOTO, CardNotFound, FoundCard, find_card
 from stage_e_dagster.domain.evidence.collector import read_collector, read_legal
 from stage_e_dagster.domain.evidence.geometry import (
@@ -152,9 +153,11 @@ def _extract_card(
 ) -> Evidence:
     """Run the selected extractors over a card alone (a scan, or a photo's card straightened).
 
+    The collector block and the legal line are read from the card's bottom band, found once (`band.BottomBand`).
     The legal line's one consumer is Stage D's era check, a guard for a printing chosen by its number alone. When
     the collector reading settles the printing (confirmed by the catalogue with its set code, or with its set's
-    known printed total) the guard has nothing to add and the legal line is not read: its fields stay empty.
+    known printed total) the guard has nothing to add and the legal line is not read again: its fields come from a
+    collector read that held it (the 2003 and 1997 frames print the year beside the number) or stay empty.
 
     With `executor` the pixel analysis runs there while this thread reads the text lines: Tesseract releases the
     GIL while it recognises, so a card costs about the longer of the two instead of their sum. Both halves read
@@ -169,27 +172,38 @@ def _extract_card(
         evidence.width, evidence.height = facts.width, facts.height
         evidence.aspect_ratio = facts.aspect_ratio
         evidence.bleed_class = facts.bleed_class
-    if "collector" in selected:
+    band = None
+    if {"collector", "legal"} & set(selected):
         with _timed(timings, "collector"):
-            reading = read_collector(crop_region(img, trim, layout.COLLECTOR_CROP), known_set_codes, engine,
-                                     catalog=catalog, name=name, escalation=escalation)
+            band = BottomBand.of(crop_region(img, trim, layout.BAND))
+    texts: tuple[str, ...] = ()
+    skip: Block | None = None
+    if "collector" in selected:
+        assert band is not None
+        with _timed(timings, "collector"):
+            reading = read_collector(band, known_set_codes, engine, catalog=catalog, name=name,
+                                     escalation=escalation)
         evidence.collector_raw = reading.raw
         evidence.collector_number = reading.number
         evidence.set_code_raw = reading.set_code_raw
         evidence.set_code = reading.set_code
+        evidence.collector_total = reading.total
+        evidence.collector_layout = reading.layout
         evidence.language = reading.parse.language
-        settled = reading.settled
-    if "legal" in selected and not settled:
-        with _timed(timings, "legal"):
-            year = (today or date.today()).year
-            raw = read_legal(
-                crop_region(img, trim, layout.LEGAL_CROP),
-                engine,
-                accept=lambda text: parse_copyright_year(text, year) is not None,
-            )
-        evidence.legal_raw = raw
-        evidence.copyright_year = parse_copyright_year(raw, year)
-        evidence.proxy_marker = has_proxy_marker(raw)
+        settled, texts, skip = reading.settled, reading.texts, reading.block
+    if "legal" in selected:
+        assert band is not None
+        year = (today or date.today()).year
+        # The 2003 and 1997 frames print the year on the number's own line: a read that saw it costs nothing more.
+        raw = next((text for text in texts if parse_copyright_year(text, year) is not None), None)
+        if raw is None and not settled:
+            with _timed(timings, "legal"):
+                raw = read_legal(band, engine, accept=lambda text: parse_copyright_year(text, year) is not None,
+                                 skip=skip)
+        if raw is not None:
+            evidence.legal_raw = raw
+            evidence.copyright_year = parse_copyright_year(raw, year)
+            evidence.proxy_marker = has_proxy_marker(raw)
     fields = analysis.result() if analysis else _pixel_fields(img, trim, facts.has_bleed, selected, timings)
     for field_name, value in fields.items():
         setattr(evidence, field_name, value)

@@ -26,6 +26,8 @@ class Evidence:
     collector_number: str | None = None
     set_code_raw: str | None = None
     set_code: str | None = None  # snapped to a known set code, else the raw token
+    collector_total: int | None = None  # the printed total read with the number ("/274")
+    collector_layout: str | None = None  # the layout read (`domain.printed_lines`): where the number was printed
     language: str | None = None
     legal_raw: str | None = None
     copyright_year: int | None = None

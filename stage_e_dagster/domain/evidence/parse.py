@@ -1,11 +1,18 @@
-"""Pure text parsing of OCR output: the collector line (number, set code, language) and the legal line.
+"""Pure text parsing of OCR output: the collector block (number, total, rarity, set code, language) and the legal
+line (copyright year, proxy markers), in every layout real cards print (`domain.printed_lines`):
 
-A collector line is "123/280 R" over "M20 • EN" (any language marker: "M20 • DE"), optionally followed by the
-artist credit ("M20 • EN ✎ Anna Chen"); older frames print the number only, sometimes over "Illus. Anna Chen"; the
-oldest print none. The parser takes the number from the number line only, with a prefix ("A12", "A-12"), a letter
-suffix ("12a", "12s") or a star either side ("★12", "12★"), never a lone digit next to the artist credit (often
-the paintbrush misread), and takes set-code candidates only from before the language marker, never from the words
-of the artist credit. Token sets have codes of their own ("TM20") and read like any other code.
+- modern: "123/280 R" over "M20 • EN ✎ Anna Chen" (any language marker: "M20 • DE"; a premium print's star in
+  place of the bullet);
+- rarity first (2023 on): "C 0172" over "DSK • EN ✎ Anna Chen": the rarity letter, then four digits, no total;
+- legal number (2003 frame) and centred (1997 frame): "✎ Anna Chen" or "Illus. Anna Chen" over "™ & © 2012
+  Wizards of the Coast 174/274": the number is the one after the legal text, never a year or a piece of one;
+- none at all on the oldest cards (a credit and a copyright year).
+
+The parser takes the number from the number line only, with a prefix ("A12", "A-12"), a letter suffix ("12a",
+"12s") or a star either side ("★12", "12★"), never a lone digit next to the artist credit (often the paintbrush
+misread) nor a number standing where the copyright year does, and takes set-code candidates only from before the
+language marker, never from the words of the artist credit. Token sets have codes of their own ("TM20") and read
+like any other code.
 
 Set codes come back from OCR in upper case with look-alike errors (OTJ -> OT], FDN -> FON); `snap_set_code`
 maps a raw token onto the one known catalogue code it can only have meant, and refuses when two are plausible.
@@ -17,6 +24,8 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
+from stage_e_dagster.domain.printed_lines import LEGAL_NUMBER, MODERN, RARITY_FIRST
+
 RARITY_LETTERS = frozenset("CURMSTL")
 LANGUAGES = frozenset({"EN", "DE", "FR", "IT", "ES", "PT", "JA", "JP", "KO", "RU", "CS", "CT", "ZHS", "ZHT", "HE", "LA",
                        "AR", "PH"})
@@ -27,18 +36,25 @@ _CONFUSIONS = str.maketrans(
      "8": "B", "2": "Z", "6": "G", "€": "E"}
 )
 _STAR_CHARS = "★☆*✶✱⭑%"  # "%" is how OCR reads a small star
-_SLASHES = "/⁄∕|Il"
+_SLASHES = "/⁄∕|Il,"  # a comma is how OCR reads a thin slash in small type ("72,238")
 # A number may carry a one- or two-letter upper-case prefix ("A12", "A-12") and a star before or after it ("12★").
 _PREFIX = r"(?:(?<![\w/])(?P<prefix>[A-Z]{1,2})-?(?=\d))?"
 _PREFIX_ALONE = _PREFIX.replace("{1,2}", "")  # a lone number takes one letter: "XL9" is a set code, never a number
 _NUMBER_WITH_TOTAL = re.compile(
-    rf"(?P<star>[{_STAR_CHARS}])?\s*{_PREFIX}(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?(?P<star_after>[★☆✶✱⭑*])?"
+    rf"(?P<star>[{_STAR_CHARS}])?\s*{_PREFIX}(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?(?P<star_after>[★☆✶✱⭑*%])?"
     rf"\s*[{_SLASHES}]\s*(?P<total>\d{{1,4}})(?!\d)"
 )
 _NUMBER_ALONE = re.compile(
     rf"(?<![\w/])(?P<star>[{_STAR_CHARS}])?\s*{_PREFIX_ALONE}(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?"
     r"(?P<star_after>[★☆✶✱⭑])?(?![\w/])"
 )
+# "C 0172": the rarity letter first, then four digits (a zero-padded number, no total).
+_RARITY_FIRST = re.compile(
+    r"(?<![\w/])(?P<rarity>[CURMSTLPcurmstlp])\s?(?P<num>(?=[\dOQDo]*\d)[\dOQDo]{3,4})(?P<suffix>[a-z])?(?![\w/])")
+_ZEROS = str.maketrans("OQDo", "0000")
+# What marks a legal line, and the years it prints ("1993-2003" on early 2003-frame cards).
+_LEGAL_WORDS = re.compile(r"wi[zs2]ards|coast|\binc\b\.?|\bllc\b|©|\(c\)|™", re.IGNORECASE)
+_YEARS = re.compile(r"(?<!\d)(?:19|20)\d\d(?:\s*[-–~]\s*(?:19|20)\d\d)?(?!\d)")
 # Prefix letters OCR makes of a leading digit ("I23" for "123"): such a prefix is offered as the digit too.
 _DIGIT_LOOKALIKES = str.maketrans({"I": "1", "L": "1", "O": "0", "S": "5", "B": "8", "Z": "2", "G": "6"})
 # A run of digits too long to be a number: "1297280" is "129/280" with the slash read as a digit.
@@ -49,6 +65,7 @@ _SEPARATORS = re.compile(r"[•·∙●◦°«»,;:_~\-–—+=*#%&^\"'`]")
 # Lower-case letters whose upper case looks different: a token holding one is a word, not an upper-case code.
 _WORD_LETTERS = frozenset("abdefghjmnqrty")
 _YEAR_ANCHORED = re.compile(r"(?:©|\(c\)|\(C\)|copyright|@|\bC\)|\bO\s)\s*((?:19|20)\d\d)", re.IGNORECASE)
+_RANGE_END = re.compile(r"\s*[-–~]\s*((?:19|20)\d\d)(?!\d)")
 _YEAR_ANY = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _PROXY_MARKERS = re.compile(r"not\s*for\s*sale|pro[xk]y|play\s*test", re.IGNORECASE)
 _STARS_NORMAL = str.maketrans(dict.fromkeys("★☆✶✱⭑\u2217", "*"))
@@ -75,6 +92,10 @@ class CollectorParse:
     has_second_line: bool = False
     lines: tuple[str, ...] = field(default_factory=tuple)
     number_options: tuple[NumberOption, ...] = ()
+    layout: str | None = None
+    """The layout the text reads as (`domain.printed_lines`): rarity first ("C 0172"), modern (a number over a set
+    code or language), legal number (the number ends a legal line); None when no number was found or nothing
+    tells."""
 
     @property
     def set_token(self) -> str | None:
@@ -178,10 +199,14 @@ def _abbreviations(line: str) -> set[str]:
 _ACCENTED = re.compile("[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff]")
 
 
+_AMPERSAND_DIGIT = re.compile(r"(?<=\d)&|&(?=\d)")
+
+
 def _clean_lines(text: str) -> list[str]:
     """Non-empty lines, accented letters as "?": nothing on a collector line has one, so it is a glyph OCR could
-    not read ("FD6" read as "FDé"), which snapping then counts as one wrong character."""
-    text = _ACCENTED.sub("?", text.replace("\r", "\n"))
+    not read ("FD6" read as "FDé"), which snapping then counts as one wrong character. An ampersand against a digit
+    is an 8 ("5&/344"): the legal line's "™ &" stands apart."""
+    text = _AMPERSAND_DIGIT.sub("8", _ACCENTED.sub("?", text.replace("\r", "\n")))
     return [line.strip() for line in text.split("\n") if line.strip()]
 
 
@@ -228,7 +253,9 @@ def _with_alternatives(number: str, total: int | None, line: str, start: int) ->
 def split_digit_run(run: str) -> list[NumberOption]:
     """Every (number, total) a run of 5-9 digits may be, most plausible first: a number of 1-4 digits, one digit
     that was the slash, and a total of 2-4 digits (or number and total with the slash lost). Plausible means the
-    slash read as 7 or 1 (how OCR misreads it), a three-digit total, and a number no larger than its total."""
+    slash read as 7 or 1 (how OCR misreads it), a three-digit total, and a number no larger than its total. Last,
+    what a letter read as a digit makes of a run: the rarity letter after the total ("4711530" is "47/153 C"), or
+    before a zero-padded number ("10395" is "R 0395")."""
     options: list[tuple[int, NumberOption]] = []
     for size in range(min(4, len(run) - 3), 0, -1):
         number, rest = run[:size], run[size:]
@@ -237,7 +264,12 @@ def split_digit_run(run: str) -> list[NumberOption]:
                 score = 2 * (kept and rest[0] in "71") + (len(total) == 3) + 2 * (int(number) <= int(total))
                 options.append((score, (number, int(total))))
     options.sort(key=lambda item: -item[0])  # stable: longer numbers first among equals
-    return [option for _, option in options]
+    found = [option for _, option in options]
+    if len(run) >= 6:  # the rarity letter after the total, read as a digit
+        found += [option for option in split_digit_run(run[:-1]) if option not in found]
+    if len(run) == 5 and run[1] == "0" and run[2:].strip("0"):  # the rarity letter before a four-digit number
+        found.append((run[1:].lstrip("0"), None))
+    return found
 
 
 def _credit_near(line: str, start: int, end: int) -> bool:
@@ -251,30 +283,83 @@ def _credit_near(line: str, start: int, end: int) -> bool:
     return bool(after) and (is_credit_word(after[0]) or _language_of(after[0], first=True) is not None)
 
 
+def _is_year_pair(match: re.Match[str]) -> bool:
+    """Whether an "n/total" match is a copyright range read with a slash ("1993/2003"), not a collector number."""
+    return all(1993 <= int(match.group(key)) <= 2099 for key in ("num", "total")) and len(match.group("num")) == 4
+
+
+def _is_year(match: re.Match[str]) -> bool:
+    """Whether a 19xx/20xx token is a copyright year (1993 to 2099), not a piece of a longer digit run."""
+    return 1993 <= int(match.group()[:4]) <= 2099
+
+
+def legal_end(line: str) -> int | None:
+    """Where a legal line's legal text ends (after its last legal word: "Wizards", "Coast", "Inc.", "©"..., or its
+    copyright year: OCR mangles the words of small type, rarely a year), or None for a line without legal text. A
+    collector number on a legal line comes after it."""
+    words = list(_LEGAL_WORDS.finditer(line))
+    years = [year for year in _YEARS.finditer(line) if _is_year(year)]
+    if not words and not years:
+        return None
+    end = max([m.end() for m in words[-1:]] + [m.end() for m in years])
+    for word in words:  # OCR mangles "Wizards of the Coast": a word just after the last anchor is part of it
+        end = max(end, word.end())
+    return end
+
+
+def _with_total(line: str, legal: int | None) -> re.Match[str] | None:
+    """The line's "n/total" collector number: on a legal line the last one after the legal text (else the last
+    one that is no year range), elsewhere the first."""
+    matches = [m for m in _NUMBER_WITH_TOTAL.finditer(line) if not _is_year_pair(m)]
+    if legal is None or not matches:
+        return matches[0] if matches else None
+    after = [m for m in matches if m.start("num") >= legal]
+    return (after or matches)[-1]
+
+
 def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None, str]:
     """(index, number options, rarity, rest of the line) of the collector number's line, or (-1, [], None, "").
 
-    An "n/total" form on any line wins. Otherwise the number comes from the first line holding a digit, and not
-    from its set-code or credit part."""
+    An "n/total" form on any line wins (on a legal line, the one after the legal text). Then a rarity-first
+    "C 0172". Otherwise the number comes from the first line holding one, never from its set-code or credit part,
+    and on a legal line only after the legal text (a year, or a piece of one, is never the number)."""
+    ends = [legal_end(line) for line in lines]
     for i, line in enumerate(lines):
-        match = _NUMBER_WITH_TOTAL.search(line)
+        match = _with_total(line, ends[i])
         if match:
             number, total, rarity, rest = _number_of(match, with_total=True)
             return i, _with_alternatives(number, total, line, match.start("num")), rarity, rest
-    line_index = next((i for i, line in enumerate(lines) if any(ch.isdigit() for ch in line)), -1)
-    if line_index < 0:
-        return -1, [], None, ""
-    line = lines[line_index]
-    run = _DIGIT_RUN.search(line)
-    if run and not _credit_near(line, run.start(), run.end()):
-        star = STAR if run.group("star") else ""
-        options = [(star + number, total) for number, total in split_digit_run(run.group("run"))]
-        suffix = run.group("suffix")
-        return line_index, options, suffix if suffix in RARITY_LETTERS else None, line[run.end() :]
-    match = _NUMBER_ALONE.search(line)
-    if match and not _credit_near(line, match.start(), match.end()):
-        number, _, rarity, rest = _number_of(match, with_total=False)
-        return line_index, _with_alternatives(number, None, line, match.start("num")), rarity, rest
+    for i, line in enumerate(lines):
+        marked = any(_language_of(token, first=False) for token in _TOKEN.findall(_SEPARATORS.sub(" ", line)))
+        match = _RARITY_FIRST.search(line) if ends[i] is None and not marked else None
+        if match:  # four digits, leading zeros read as O or lost allowed ("ROO70" and "C Q58" are 0070 and 0058)
+            number = (match.group("num").translate(_ZEROS).lstrip("0") or "0") + (match.group("suffix") or "")
+            return i, _with_alternatives(number, None, line, match.start("num")), match.group("rarity").upper(), \
+                line[match.end():]
+    tried_plain = False
+    for i, line in enumerate(lines):
+        start = ends[i] or 0
+        tail = line[start:]
+        if not any(ch.isdigit() for ch in tail) or (tried_plain and ends[i] is None):
+            continue
+        legal = ends[i] is not None
+        # On a legal line the number is the last one after the legal text, whatever mangled words precede it; on
+        # a number line the first, never one in the set-code or credit part.
+        runs = [m for m in _DIGIT_RUN.finditer(tail) if legal or not _credit_near(tail, m.start(), m.end())]
+        if runs:
+            run = runs[-1] if legal else runs[0]
+            star = STAR if run.group("star") else ""
+            options = [(star + number, total) for number, total in split_digit_run(run.group("run"))]
+            suffix = run.group("suffix")
+            return i, options, suffix if suffix in RARITY_LETTERS else None, tail[run.end() :]
+        alone = [m for m in _NUMBER_ALONE.finditer(tail) if legal or not _credit_near(tail, m.start(), m.end())]
+        if alone:
+            match = alone[-1] if legal else alone[0]
+            number, _, rarity, rest = _number_of(match, with_total=False)
+            return i, _with_alternatives(number, None, tail, match.start("num")), rarity, rest
+        # After the first line holding a digit outside legal text (the number line) only a legal line may hold
+        # the number: the lines below a number line are the set code and the credit, where a digit is a misread.
+        tried_plain = tried_plain or ends[i] is None
     return -1, [], None, ""
 
 
@@ -308,21 +393,33 @@ def _set_tokens(line: str) -> tuple[list[str], str | None]:
 
 
 def parse_collector(text: str) -> CollectorParse:
-    """Parse collector-line OCR text such as "123/280 R\\nM20 • EN" (the number is never the total)."""
+    """Parse collector-block OCR text such as "123/280 R\\nM20 • EN", "C 0172\\nDSK • EN ✎ Anna Chen" or
+    "✎ Anna Chen\\n™ & © 2012 Wizards of the Coast 174/274" (the number is never the total nor a year)."""
     lines = _clean_lines(text)
     index, options, rarity, rest = _number_line(lines)
+    on_legal = index >= 0 and legal_end(lines[index]) is not None
     following = lines[index + 1 :] if index >= 0 else lines
     tokens: list[str] = []
     language: str | None = None
     for line in following:
+        if legal_end(line) is not None:
+            continue  # a legal line prints no set code: its year is no candidate
         found, lang = _set_tokens(line)
         tokens += found
         language = language or lang
-    if index >= 0 and not tokens:
+    if index >= 0 and not tokens and not on_legal:
         # OCR sometimes merges the two lines; look after the number on its own line.
         found, lang = _set_tokens(rest)
         tokens, language = found, language or lang
     number, total = options[0] if options else (None, None)
+    layout: str | None = None
+    if number is not None:
+        if not on_legal and total is None and _RARITY_FIRST.search(lines[index]):
+            layout = RARITY_FIRST
+        elif tokens or language:
+            layout = MODERN
+        elif on_legal:
+            layout = LEGAL_NUMBER
     return CollectorParse(
         number=number,
         total=total,
@@ -332,15 +429,20 @@ def parse_collector(text: str) -> CollectorParse:
         has_second_line=bool(following),
         lines=tuple(lines),
         number_options=tuple(dict.fromkeys(options)),
+        layout=layout,
     )
 
 
 def parse_copyright_year(text: str, current_year: int) -> int | None:
-    """The copyright year in legal-line text, preferring one anchored to ©/(c)/copyright; 1993..current+1."""
+    """The copyright year in legal-line text, preferring one anchored to ©/(c)/copyright; 1993..current+1. A range
+    ("© 1993-2003", printed by the core sets of the 2003 frame) stands for its last year."""
     for pattern in (_YEAR_ANCHORED, _YEAR_ANY):
         for match in pattern.finditer(text):
             year = int(match.group(1))
             if 1993 <= year <= current_year + 1:
+                until = _RANGE_END.match(text, match.end())
+                if until and year < int(until.group(1)) <= current_year + 1:
+                    return int(until.group(1))
                 return year
     return None
 

@@ -1,9 +1,11 @@
 """What the collector reader knows of the catalogue, and the check that lets a single OCR reading stand.
 
 One reading is enough when the catalogue confirms it: the number exists in the snapped set, the printed total read
-beside it is that set's total (when the total is known), and the card's name has that printing. Anything less is
-read again. The same knowledge settles what OCR text alone cannot: which split of a digit run ("1297280") is the
-number, and which of two look-alike set codes the token meant.
+beside it is that set's total (when the total is known), the card's name has that printing, and no other printing
+of the name that the reading could also stand for (a longer number it could be a piece of, a suffixed twin:
+`fragments`) is left once the set code, the total and the layout have had their say. Anything less is read again.
+The same knowledge settles what OCR text alone cannot: which split of a digit run ("1297280") is the number, and
+which of two look-alike set codes the token meant.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from functools import cached_property
 from zlib import crc32
 
 from stage_e_dagster.domain.catalog import normalise_name
+from stage_e_dagster.domain.evidence.fragments import rivalry
 from stage_e_dagster.domain.evidence.parse import (
     CollectorParse,
     normalise_collector_number,
     snap_set_code,
 )
+from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, layout_bits, layouts_in
 
 Key = tuple[str, str]  # (set code, normalised collector number)
 CODELESS_FRAMES = ("1993", "1997", "2003")
@@ -119,13 +123,16 @@ class ReadCatalog:
     totals: Mapping[str, int]
     by_name: NameIndex
     codeless: frozenset[str] | None = None
+    layouts: Mapping[str, int] | None = None
+    """Each set's collector-line layouts (`printed_lines.layout_bits`); None: unknown."""
 
     @classmethod
     def build(cls, printings: Iterable[tuple[str, str, str]], totals: Mapping[str, int] | None = None,
-              set_codes: Iterable[str] = (), codeless: Iterable[str] | None = None) -> ReadCatalog:
+              set_codes: Iterable[str] = (), codeless: Iterable[str] | None = None,
+              layouts: Mapping[str, Iterable[str | None]] | None = None) -> ReadCatalog:
         """From (card name, set code, collector number) triples, printed totals by set code, any further set codes
-        (sets without printings yet) and the sets printing no set code (None: unknown). A triple given twice
-        counts once."""
+        (sets without printings yet), the sets printing no set code (None: unknown) and each set's layouts (None:
+        unknown). A triple given twice counts once."""
         by_name: dict[str, dict[Key, None]] = {}
         codes: set[str] = set()
         interned: dict[str, str] = {}
@@ -142,6 +149,7 @@ class ReadCatalog:
             totals={code.lower(): total for code, total in (totals or {}).items()},
             by_name=NameIndex.build(by_name),
             codeless=None if codeless is None else frozenset(code.lower() for code in codeless),
+            layouts=None if layouts is None else {code.lower(): layout_bits(kinds) for code, kinds in layouts.items()},
         )
 
     @cached_property
@@ -151,6 +159,24 @@ class ReadCatalog:
         for code, number in self.by_name.all_keys():
             out.setdefault(code, set()).add(number)
         return {code: frozenset(values) for code, values in out.items()}
+
+    def layouts_of(self, set_code: str) -> tuple[str, ...] | None:
+        """The collector-line layouts the set prints, newest first; None when unknown."""
+        if self.layouts is None or set_code not in self.layouts:
+            return None
+        return layouts_in(self.layouts[set_code])
+
+    def expected_layouts(self, name: str | None) -> frozenset[str] | None:
+        """The collector-line layouts the printings of `name` print; None when unknown (no name, no printings, or
+        a set whose layouts the catalogue does not know)."""
+        if self.layouts is None:
+            return None
+        bits = 0
+        for code, _ in self.printings_of(name):
+            if code not in self.layouts:
+                return None
+            bits |= self.layouts[code]
+        return frozenset(layouts_in(bits)) if bits else None
 
     def printings_of(self, name: str | None) -> tuple[Key, ...]:
         """(set code, normalised number) of every printing of `name` (the front face of "A // B" also matches)."""
@@ -190,14 +216,40 @@ def _snaps(parse: CollectorParse, known: Collection[str], name_sets: Collection[
     return out
 
 
+def _layout_fits(layout: str | None, set_code: str, catalog: ReadCatalog) -> bool:
+    """Whether a set may print what a reading's layout says: a code layout (modern, rarity first) against a set
+    printing one, a legal-line layout against a set printing none (the 2003 and 1997 frames are one family: where
+    a legal line is centred is geometry, not text)."""
+    printed = catalog.layouts_of(set_code)
+    if layout is None or printed is None:
+        return True
+    return any((kind in CODE_LAYOUTS) == (layout in CODE_LAYOUTS) for kind in printed)
+
+
+def rivals(norm: str, printings: Iterable[Key]) -> list[Key]:
+    """The printings whose number a reading `norm` could be a piece of, or a suffixed twin of (`fragments`)."""
+    return [(code, number) for code, number in printings if rivalry(norm, number) is not None]
+
+
+def neighbours(norm: str, printings: Iterable[Key]) -> list[Key]:
+    """The printings whose number is one digit away from `norm` (same length): the basic lands of a set, numbered
+    one after another. A single read cannot tell them apart from a confident misread; two reads that agree can."""
+    return [(code, number) for code, number in printings if len(number) == len(norm) and number != norm
+            and sum(a != b for a, b in zip(number, norm, strict=True)) == 1]
+
+
 def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog | None = None,
             name: str | None = None) -> Resolution:
-    """The parse's (number, set code), confirmed when the catalogue holds that printing of `name`.
+    """The parse's (number, set code), confirmed when the catalogue holds that printing of `name` and the reading
+    singles it out.
 
-    A reading with a set code is confirmed when the name has that printing and the total read fits the set. One
-    with no set-code token at all is confirmed when exactly one printing of the name has the number, in a set
-    that prints no code (when the catalogue knows which do), and its set's total fits. Without a catalogue and
-    name nothing is confirmed: the reader then wants readings that agree.
+    A reading with a set code is confirmed when the name has that printing, the total read fits the set, and no
+    other printing of the name in that set is one the reading could be a piece of, or one digit away from (the
+    basic lands of a set: two agreeing reads are wanted there). One with no set-code token at
+    all is confirmed when exactly one printing of the name has the number, in a set that prints no code (when the
+    catalogue knows which do), its set's total fits, and no printing of the name in a set the reading fits (total,
+    layout) has a number the reading could be a piece of. Without a catalogue and name nothing is confirmed: the
+    reader then wants readings that agree.
     """
     snaps = _snaps(parse, known, ())
     default_token = snaps[0][0] if snaps else next((t for t in parse.set_tokens if any(c.isalpha() for c in t)),
@@ -212,11 +264,16 @@ def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog 
         norm = normalise_collector_number(number)
         for token, code in snaps:
             if (code, norm) in owned and _total_fits(total, code, catalog):
+                in_set = [p for p in printings if p[0] == code]
+                if rivals(norm, in_set) or neighbours(norm, in_set):
+                    break  # a piece of another number in this very set, or one digit from it: read again
                 return Resolution(number, total, code, token, confirmed=True, settled=True)
         if not parse.set_tokens:
-            matches = [code for code, value in printings if value == norm]
+            fitting = [p for p in printings if _total_fits(total, p[0], catalog)
+                       and _layout_fits(parse.layout, p[0], catalog)]
+            matches = [code for code, value in fitting if value == norm]
             codeless = catalog.codeless is None or (len(matches) == 1 and matches[0] in catalog.codeless)
-            if len(matches) == 1 and codeless and _total_fits(total, matches[0], catalog):
+            if len(matches) == 1 and codeless and not rivals(norm, fitting) and not neighbours(norm, fitting):
                 settled = total is not None and catalog.totals.get(matches[0]) == total
                 return Resolution(number, total, None, None, confirmed=True, settled=settled)
     return default

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 EXTRACTOR_VERSIONS: dict[str, str] = {
     "geometry": "geometry-v3",
-    "collector": "collector-v2",
-    "legal": "legal-v2",
+    "collector": "collector-v3",
+    "legal": "legal-v3",
     "hashes": "hashes-v2",
     "quality": "quality-v2",
     "card": "card-v1",

@@ -50,6 +50,8 @@ class ImageEvidence(Base):
     collector_number: Mapped[str | None] = mapped_column(String(16))
     set_code_raw: Mapped[str | None] = mapped_column(String(16))
     set_code: Mapped[str | None] = mapped_column(String(16))
+    collector_total: Mapped[int | None] = mapped_column(Integer)
+    collector_layout: Mapped[str | None] = mapped_column(String(16))
     language: Mapped[str | None] = mapped_column(String(8))
     legal_raw: Mapped[str | None] = mapped_column(Text)
     copyright_year: Mapped[int | None] = mapped_column(Integer)

@@ -1,5 +1,8 @@
-"""Syncing one remote source, as `db.intake.sources.sync_source` and the `source_inbox` tick do: open its store
-client, take the source's lock, list (`db.intake.remote_sync`), and say how it went as a `SourceSync`.
+"""Listing one remote source on the wire, as `control.intake.sync_source` and the `source_inbox` tick do: open its
+store client, take the source's lock, list it page by page (S3) or read its manifest, hand what was listed to the
+state layer (`db.intake.remote_sync`, which stores it and the pass's cursor), and say how it went as a `SourceSync`.
+
+The wire calls the state layer here, never the reverse: `db/` holds the SQL of a listing, this module the requests.
 
 A listing the store refused (throttled, forbidden, unreachable, a manifest too big or too slow) or a source this
 process cannot open (a missing credential set) leaves the source as it was and says why (`unavailable`); a pass under
@@ -13,51 +16,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from stage_e_dagster.db.intake.remote_sync import RemotePass, list_manifest, list_s3
-from stage_e_dagster.db.intake.sources import SOURCE_LOCK_NAMESPACE, SourceRow, SourceSync
+from stage_e_dagster.db.intake.sources import SourceRow, SourceSync, source_lock
 from stage_e_dagster.domain.addresses import shown_location
+from stage_e_dagster.remote.stores import SourceConfigError, StoreError, client_for
 
 Opener = Callable[[SourceRow], Any]
-"""Opens a source row's store client (`remote.stores.client_for`)."""
-
-
-def _default_opener(row: SourceRow) -> Any:
-    from stage_e_dagster.remote.stores import client_for
-
-    return client_for(row)
-
-
-@contextmanager
-def _source_lock(engine: Engine, source_id: int, wait: bool):
-    with engine.connect() as lock:
-        if wait:
-            lock.execute(text("SELECT pg_advisory_lock(:ns, :id)"), {"ns": SOURCE_LOCK_NAMESPACE, "id": source_id})
-            held = True
-        else:
-            held = bool(lock.execute(text("SELECT pg_try_advisory_lock(:ns, :id)"),
-                                     {"ns": SOURCE_LOCK_NAMESPACE, "id": source_id}).scalar())
-        lock.commit()
-        try:
-            yield held
-        finally:
-            if held:
-                lock.execute(text("SELECT pg_advisory_unlock(:ns, :id)"),
-                             {"ns": SOURCE_LOCK_NAMESPACE, "id": source_id})
-                lock.commit()
+"""Opens a source row's store client (`remote.stores.client_for`; tests hand in a stand-in)."""
 
 
 def sync_remote(engine: Engine, source: SourceRow, *, full: bool = False, budget_seconds: float | None = None,
-                open_store: Opener = _default_opener) -> SourceSync:
+                open_store: Opener = client_for) -> SourceSync:
     """List `source` (to the end without a budget; else until `budget_seconds` ran out) and merge its cards."""
-    from stage_e_dagster.remote.stores import SourceConfigError, StoreError
-
     started = time.monotonic()
 
     def result(status: str, done: RemotePass | None = None, detail: str = "") -> SourceSync:
@@ -71,7 +47,7 @@ def sync_remote(engine: Engine, source: SourceRow, *, full: bool = False, budget
         client = open_store(source)
     except SourceConfigError as err:
         return result("unavailable", detail=str(err))
-    with _source_lock(engine, source.id, wait=budget_seconds is None) as held:
+    with source_lock(engine, source.id, wait=budget_seconds is None) as held:
         if not held:
             return result("busy", detail="another process is syncing it")
         try:

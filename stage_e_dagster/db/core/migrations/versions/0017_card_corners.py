@@ -5,16 +5,16 @@ normalised to the image (0..1), never pixels, so any decode of the same bytes, a
 A scan that already is the card holds the image's own corners; a photo holds where the card finder found the card.
 NULL: evidence extracted before the finder ran (its `card` extractor version is missing, so it is stale).
 
-Revision ID: 0016
-Revises: 0015
+Revision ID: 0017
+Revises: 0016
 """
 
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import ARRAY
 
-revision = "0016"
-down_revision = "0015"
+revision = "0017"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,66 @@
+"""Half a number: whether a collector-number reading could be a piece of another printing's number.
+
+OCR loses what is small and at the edge of a line: a digit ("27" read for "270"), a star or suffix ("261%/383" for
+"261★/383"), a prefix. It also finds numbers where a copyright year stands ("199" from "© 1993-2000"). A reading
+that matches one printing exactly is then still no proof: another printing of the same name may carry the number
+the reading is a piece of. The reader (`read_catalog.resolve`) and the join-key calculator both ask the same
+question here, with what else they know (a set code, the printed total, the year, the layout) to narrow the
+printings that could have been meant; only a reading that singles out one of them may confirm or vote.
+
+Numbers here are normalised (`parse.normalise_collector_number`: "0123" -> "123", "12★" -> "12*", "A-12" -> "a12").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+TRUNCATION = "possible-truncation"
+SUFFIX = "suffix-sibling"
+YEAR = "number-from-year"
+"""The reasons a reading does not single out a printing (also the join-key calculator's abstention reasons)."""
+
+_PARTS = re.compile(r"^(?P<prefix>[a-z]*)(?P<digits>\d*)(?P<suffix>.*)$")
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+
+
+def parts(number: str) -> tuple[str, str, str]:
+    """(prefix letters, digits, suffix) of a normalised number: "a12" -> ("a", "12", ""), "261*" -> ("", "261",
+    "*"), "12s" -> ("", "12", "s")."""
+    match = _PARTS.match(number)
+    if match is None:  # pragma: no cover - the pattern matches every string
+        return "", number, ""
+    return match.group("prefix"), match.group("digits"), match.group("suffix")
+
+
+def rivalry(read: str, other: str) -> str | None:
+    """How a reading `read` could stand for a printing numbered `other` although the two differ: `SUFFIX` when
+    they differ in a suffix or star only (lost or invented), `TRUNCATION` when the reading's digits are a proper
+    prefix or suffix of the other's (a digit lost at either end) or it lost the other's prefix; None when they are
+    equal or unrelated."""
+    if read == other or not read or not other:
+        return None
+    read_prefix, read_digits, read_suffix = parts(read)
+    prefix, digits, suffix = parts(other)
+    if not read_digits or not digits:
+        return None
+    if read_digits == digits:
+        if read_prefix == prefix:
+            return SUFFIX
+        return TRUNCATION if not read_prefix and read_suffix == suffix else None
+    if read_prefix == prefix and read_suffix == suffix and len(digits) > len(read_digits) and (
+            digits.startswith(read_digits) or digits.endswith(read_digits)):
+        return TRUNCATION
+    return None
+
+
+def from_year(read: str, texts: Iterable[str | None], year: int | None = None) -> bool:
+    """Whether the digits of a reading (of two digits or more) are a piece of a year the card prints, in `texts`
+    (the raw OCR text) or `year` (the copyright year read): such a number may be the year, misread."""
+    digits = parts(read)[1]
+    if len(digits) < 2:
+        return False
+    years = {str(year)} if year else set()
+    for text in texts:
+        years.update(_YEAR.findall(text or ""))
+    return any(digits in found for found in years)

@@ -1,0 +1,167 @@
+"""Never a vote on half a number: a reading that may be a truncation of another printing's number, one whose
+printing has a twin differing only by a suffix, or one whose digits may be the copyright year's, does not vote
+unless a total, a set code or the set symbol singles its printing out (the join-key calculator's guard, and the
+reader's confirmation that shares its rules)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from stage_e_dagster.domain import printed_lines
+from stage_e_dagster.domain.calculators import fallback, join_key
+from stage_e_dagster.domain.calculators.join_key import decide_join_key
+from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
+from stage_e_dagster.domain.decisions import Abstention, Vote
+from stage_e_dagster.domain.evidence import fragments
+from stage_e_dagster.domain.evidence.model import Evidence
+from stage_e_dagster.domain.evidence.parse import parse_collector
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog, resolve
+from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER, MODERN, NUMBERLESS, RARITY_FIRST
+
+EXPANSIONS = {
+    "ddd": ExpansionRef("ddd", date(2004, 6, 4), printed_total=306),  # 2003 frame: "27/306"
+    "ttt": ExpansionRef("ttt", date(2007, 10, 12), printed_total=301),  # its basics: 270-301
+    "m19": ExpansionRef("m19", date(2018, 7, 13), printed_total=280),
+    "por": ExpansionRef("por", date(1997, 5, 1), printed_total=222),  # numberless (Portal, 1997)
+    "7ed": ExpansionRef("7ed", date(2001, 4, 11), printed_total=350),  # centred, 1997 frame
+}
+SWAMP_27 = PrintingRef(1, "a", "Swamp", "ddd", "27", frame="2003")
+SWAMP_270 = PrintingRef(2, "b", "Swamp", "ttt", "270", frame="2003")
+SWAMP_271 = PrintingRef(3, "c", "Swamp", "ttt", "271", frame="2003")
+SHOCK = PrintingRef(4, "d", "Shock", "m19", "261", frame="2015")
+SHOCK_STAR = PrintingRef(5, "e", "Shock", "m19", "261★", frame="2015")
+PLAINS_199 = PrintingRef(6, "f", "Plains", "por", "199", frame="1997")
+PLAINS_332 = PrintingRef(7, "g", "Plains", "7ed", "332", frame="1997")
+
+
+def decide(name: str, candidates: list[PrintingRef], **fields: object) -> Vote | Abstention:
+    return decide_join_key(CardRef(9, name), Evidence(**fields), candidates, EXPANSIONS)  # type: ignore[arg-type]
+
+
+def reason(result: Vote | Abstention) -> str:
+    return "vote" if isinstance(result, Vote) else result.skip_reason
+
+
+def test_a_truncated_read_does_not_vote_for_the_shorter_number() -> None:
+    """"27" read for "270" on a basic land: another set's Swamp #27 is the only exact match."""
+    swamps = [SWAMP_27, SWAMP_270, SWAMP_271]
+    assert reason(decide("Swamp", swamps, collector_number="27")) == fragments.TRUNCATION
+    # The printed total read with it singles Swamp #27 out: ttt's basics are numbered out of 301.
+    voted = decide("Swamp", swamps, collector_number="27", collector_total=306)
+    assert isinstance(voted, Vote) and voted.printing_id == SWAMP_27.id
+    # A whole number is no piece of a shorter one.
+    assert reason(decide("Swamp", swamps, collector_number="270", collector_total=301)) == "vote"
+
+
+def test_a_lost_suffix_does_not_vote_for_the_unstarred_twin() -> None:
+    """"261★/383" read as "261%/383", parsed without the star: the unstarred #261 of the same set matches."""
+    shocks = [SHOCK, SHOCK_STAR]
+    lost = decide("Shock", shocks, collector_number="261", collector_total=280, set_code="m19",
+                  collector_layout=MODERN)
+    assert reason(lost) == fragments.SUFFIX  # the set code and total name both twins: nothing tells them apart
+    invented = decide("Shock", shocks, collector_number="★261", collector_total=280, set_code="m19")
+    assert reason(invented) == fragments.SUFFIX
+    assert reason(decide("Shock", [SHOCK], collector_number="261", collector_total=280, set_code="m19")) == "vote"
+
+
+def test_a_number_from_the_copyright_year_does_not_vote() -> None:
+    """A centred 1997-frame Plains, "™ & © 1993-2000 Wizards of the Coast, Inc. 332/350": its number lost, "199"
+    read out of the year is Portal's Plains #199."""
+    plains = [PLAINS_199, PLAINS_332]
+    raw = "Illus. Anna Chen\n™ & © 1993-2000 Wizards of the Coast, Inc. 199"
+    year = decide("Plains", plains, collector_number="199", collector_raw=raw)  # no year parsed: no era check
+    assert reason(year) == fragments.YEAR
+    # The same digits with a printed total read beside them are a number, not a year.
+    counted = decide("Plains", plains, collector_number="199", collector_total=222, collector_raw=raw)
+    assert isinstance(counted, Vote) and counted.printing_id == PLAINS_199.id
+
+
+@pytest.mark.parametrize("case", ["truncation", "suffix", "year"])
+def test_each_case_votes_wrongly_without_the_guard(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard is what stops each of them: without it each casts the wrong vote the issue saw."""
+    monkeypatch.setattr(join_key, "doubt", lambda *args, **kwargs: None)
+    if case == "truncation":
+        result = decide("Swamp", [SWAMP_27, SWAMP_270], collector_number="27")
+    elif case == "suffix":
+        result = decide("Shock", [SHOCK, SHOCK_STAR], collector_number="261", collector_total=280, set_code="m19")
+    else:
+        result = decide("Plains", [PLAINS_199, PLAINS_332], collector_number="199",
+                        collector_raw="© 1993-2000 Wizards of the Coast, Inc. 199")
+    assert isinstance(result, Vote)
+
+
+def test_a_legal_line_number_is_no_modern_printings() -> None:
+    """A number read at the end of a legal line belongs to a frame that prints no set code."""
+    result = decide("Shock", [SHOCK], collector_number="261", collector_layout=LEGAL_NUMBER)
+    assert reason(result) == "layout-mismatch"
+    assert reason(decide("Plains", [PLAINS_332], collector_number="332", collector_total=350,
+                         collector_layout=CENTRED)) == "vote"
+
+
+@pytest.mark.parametrize(
+    ("read", "other", "kind"),
+    [("27", "270", fragments.TRUNCATION), ("70", "270", fragments.TRUNCATION), ("12", "a12", fragments.TRUNCATION),
+     ("261", "261*", fragments.SUFFIX), ("261*", "261", fragments.SUFFIX), ("12a", "12b", fragments.SUFFIX),
+     ("27", "27", None), ("27", "72", None), ("270", "27", None), ("1", "", None), ("a12", "12", None)],
+)
+def test_rivalry(read: str, other: str, kind: str | None) -> None:
+    assert fragments.rivalry(read, other) == kind
+
+
+def test_from_year() -> None:
+    assert fragments.from_year("199", ["© 1993-2000 Wizards"])
+    assert fragments.from_year("20", [], 2012) and fragments.from_year("2012", [], 2012)
+    assert not fragments.from_year("9", ["© 1999"])  # one digit is too little to blame on the year
+    assert not fragments.from_year("174", ["™ & © 2012 Wizards of the Coast 174/274"], 2012)
+
+
+CATALOG = ReadCatalog.build(
+    [("Swamp", "ddd", "27"), ("Swamp", "ttt", "270"), ("Swamp", "ttt", "271"), ("Shock", "m19", "261"),
+     ("Shock", "m19", "261★"), ("Island", "ttt", "275"), ("Island", "ttt", "276")],
+    totals={"ddd": 306, "ttt": 301, "m19": 280}, codeless={"ddd", "ttt"},
+    layouts={"ddd": [LEGAL_NUMBER], "ttt": [LEGAL_NUMBER], "m19": [MODERN], "por": [NUMBERLESS]},
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "confirmed"),
+    [
+        ("27", "Swamp", False),  # it may be 270's first digits
+        ("27/306", "Swamp", True),  # the total rules ttt out
+        ("271/301", "Swamp", False),  # 270 is one digit away in the same set: a second read must agree
+        ("261/280 R\nM19 • EN", "Shock", False),  # the starred twin in the same set
+        ("275/301", "Island", False),
+    ],
+)
+def test_the_reader_confirms_no_half_number(text: str, name: str, confirmed: bool) -> None:
+    assert resolve(parse_collector(text), CATALOG.set_codes, CATALOG, name).confirmed is confirmed
+
+
+def test_expected_layouts_come_from_the_names_printings() -> None:
+    assert CATALOG.expected_layouts("Swamp") == {LEGAL_NUMBER}
+    assert CATALOG.expected_layouts("Shock") == {MODERN}
+    assert CATALOG.expected_layouts("Nobody") is None
+
+
+@pytest.mark.parametrize(
+    ("read", "printed", "fits"),
+    [(MODERN, RARITY_FIRST, True), (RARITY_FIRST, MODERN, True), (MODERN, LEGAL_NUMBER, False),
+     (LEGAL_NUMBER, CENTRED, True), (CENTRED, LEGAL_NUMBER, False), (LEGAL_NUMBER, MODERN, False),
+     (CENTRED, CENTRED, True), (None, MODERN, True), (CENTRED, None, True), (NUMBERLESS, NUMBERLESS, True)],
+)
+def test_which_layouts_a_reading_fits(read: str | None, printed: str | None, fits: bool) -> None:
+    assert printed_lines.fits(read, printed) is fits
+
+
+def test_the_fallback_never_picks_a_frame_that_prints_its_number_elsewhere() -> None:
+    """A number read on a centred legal line, the join key's number-only vote too weak to stop the fallback: the
+    border and symbol alone would pick the same name's modern printing; the layout rules it out."""
+    centred = PrintingRef(11, "h", "Vast Reliquary", "7ed", "24", frame="1997", border_color="black")
+    modern = PrintingRef(12, "i", "Vast Reliquary", "m19", "57", frame="2015", border_color="black")
+    evidence = Evidence(collector_number="24", collector_total=350, collector_layout=CENTRED, border_color="black")
+    kept = fallback.layout_check(CardRef(9, "Vast Reliquary"), evidence, [centred, modern], EXPANSIONS)
+    assert kept == {centred.id}
+    assert fallback.layout_check(CardRef(9, "x"), Evidence(collector_number="24"), [centred, modern],
+                                 EXPANSIONS) is None  # no number read: no reading
