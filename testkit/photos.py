@@ -1,4 +1,4 @@
-"""Drawn phone photos of rendered cards as scan files (`demo.photo`), small for speed, with their truth.
+"""Drawn phone photos of rendered cards as scan files (`demo.photo`), at a phone's size, with their truth.
 
 `photo_file` writes one photo of a catalogue card (a single card, several cards, a card cut off or too small) and
 returns what was drawn: the card's true corners, normalised to the photo, and what the card finder must answer.
@@ -13,8 +13,9 @@ from typing import Any
 from stage_e_dagster.demo.photo import DrawnPhoto, draw_photo, plan_photo
 from stage_e_dagster.demo.render import render_scan
 
-PHOTO_LONG_SIDE = 1400
-"""Small for a phone, large enough for the reader: a card at a third of the photo is about 600 px tall."""
+PHOTO_LONG_SIDE = 3000
+"""A phone photo's size (3000-4000 px); Stage C decodes it at 2000 px, where a card at a third of the photo is about
+700 px tall. Smaller photos leave the collector line a few pixels high."""
 CARD_LONG_SIDE = 900
 
 

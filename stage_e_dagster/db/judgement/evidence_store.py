@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
-from stage_e_dagster.db.arrays import int_array
+from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.core.models import CardScanLog, ImageEvidence
 from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE
 from stage_e_dagster.domain.calculators import SLOW_PATH_ID, TO_REVIEW
