@@ -68,6 +68,9 @@ WHOLE_ASPECT = 0.035
 # A part beside the card counts only apart from the card grown by this (its holder), and when settled on its own
 # edges it takes a card's proportions within BESIDE_ASPECT.
 HOLDER_REACH, BESIDE_ASPECT = 1.12, 0.025
+# A card cut off by the frame leaves straight sides inside the photo: their mean support is at least this (a
+# palm's or a cloth's curved edge, cut into a polygon, falls short of it).
+CUT_SUPPORT = 0.85
 # A card-like outline is a whole card when at least this share of a ring just outside it looks like the surface.
 ON_SURFACE = 0.4
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
@@ -187,7 +190,9 @@ def choose(found: list[Outline], prepared: Prepared,
 
     A card (or its holder) lies on the surface: a card-like outline ringed by anything else, or lying inside another
     card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol)."""
-    card_like = [o for o in found if o.card_like]
+    h, w = prepared.lab.shape[:2]
+    # (a four-sided outline with a corner beyond the photo's frame is no whole card: lines met outside it)
+    card_like = [o for o in found if o.card_like and _within(o.polygon, w, h)]
     cut = [o for o in found if _cut_card_like(o)]
     top = [c for c in card_like if not any(o.contains(c) for o in card_like)
            and not any(o.contains(c) and not _held(c, o) for o in cut)
@@ -220,6 +225,11 @@ def _held(card: Outline, outer: Outline) -> bool:
     is whole): at most HOLDER_AREA times the card's area, the card in exactly a card's proportions."""
     return (outer.area <= HOLDER_AREA * card.area
             and abs(true_aspect(card.polygon) - layout.TRIM_ASPECT) <= HELD_ASPECT)
+
+
+def _within(polygon: np.ndarray, w: int, h: int) -> bool:
+    """Whether every corner lies inside the photo (a pixel's slack)."""
+    return bool(np.all(polygon >= -1.0) and np.all(polygon[:, 0] <= w) and np.all(polygon[:, 1] <= h))
 
 
 def _overlaps(a: Outline, b: Outline, grow_b: float = 1.0) -> bool:
@@ -270,7 +280,7 @@ def _cut_card_like(o: Outline) -> bool:
     if not any(o.on_frame) or o.area < 0.03:
         return False
     inside_corners = sum(1 for i in range(len(o.polygon)) if not o.on_frame[i - 1] and not o.on_frame[i])
-    return inside_corners >= 1 and o.square <= 22 and o.support >= 0.75 and o.weakest >= 0.5
+    return inside_corners >= 1 and o.square <= 22 and o.support >= CUT_SUPPORT and o.weakest >= 0.5
 
 
 def _small_copy(image: Image.Image) -> tuple[np.ndarray, float]:

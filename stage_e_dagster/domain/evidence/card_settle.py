@@ -56,6 +56,12 @@ EVEN_BORDER = (0.032, 0.064)
 SKEW_FREE, SKEW_WEIGHT = 6.0, 0.1
 # The camera's distance (its focal length) in long sides of the card, for undoing perspective.
 FOCAL_SIDES = 2.0
+# Candidate edges kept per side (a card's frame, name bar and art box give strong inner edges: the card's own
+# edge, often softer, must stay among them).
+PEAKS = 10
+# Of equally good quads, the outermost: a side's outward move gains this per long side moved (the card's edge is
+# the outermost of its straight edges; inside lie its frame, name bar and art box).
+OUTER_GAIN = 0.6
 
 
 
@@ -118,7 +124,7 @@ def _side_candidates(quad: np.ndarray, i: int, grad: Directional, long_side: flo
     turn = turns[pick]
     peaks = [k for k in range(len(offsets)) if best[k] >= LINE_MIN and rank[k] >= rank[max(0, k - 2):k + 3].max()]
     peaks.sort(key=lambda k: -rank[k])
-    found = [(float(offsets[k]), float(turn[k]), float(best[k])) for k in peaks[:5]]
+    found = [(float(offsets[k]), float(turn[k]), float(best[k])) for k in peaks[:PEAKS]]
     here = int(np.argmin(np.abs(offsets)))
     straight = int(np.argmin(np.abs(SETTLE_TURNS)))
     return [*found, (0.0, 0.0, float(score[straight, here]))]  # the side as it is, always a choice
@@ -190,7 +196,8 @@ def settle(quad: np.ndarray, grad: Directional, colours: np.ndarray | None = Non
     score = (strength - ASPECT_WEIGHT * np.maximum(0.0, np.abs(aspect - layout.TRIM_ASPECT) - ASPECT_FREE)
              - MOVE_COST * np.sum(np.abs(offset) > 2, axis=1)
              - SKEW_WEIGHT * np.maximum(0.0, _skews(corners) - SKEW_FREE)
-             + OUT_GAIN * np.sum(out > 0, axis=1))
+             + OUT_GAIN * np.sum(out > 0, axis=1)
+             + OUTER_GAIN * np.sum(np.maximum(offset, 0.0), axis=1) / long_side)
     score = np.where(valid, score, -np.inf)
     best = int(np.argmax(score))
     return corners[best] if np.isfinite(score[best]) else quad
