@@ -52,8 +52,8 @@ def _rows(img: np.ndarray, top: float, bottom: float, left: float = 0.0, right: 
 
 
 def _border_cue(lab: np.ndarray) -> float:
-    sides = np.concatenate([_rows(lab, 0.3, 0.7, 0.008, 0.028).reshape(-1, 3),
-                            _rows(lab, 0.3, 0.7, 0.972, 0.992).reshape(-1, 3)])
+    sides = np.concatenate([_rows(lab, 0.3, 0.7, 0.028, 0.045).reshape(-1, 3),
+                            _rows(lab, 0.3, 0.7, 0.955, 0.972).reshape(-1, 3)])
     colour = np.median(sides, axis=0)
     spread = float(np.median(np.linalg.norm(sides - colour, axis=1)))
     if spread > _BORDER_DELTA:  # no uniform side border (borderless, or art to the edge)
