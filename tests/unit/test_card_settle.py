@@ -105,19 +105,3 @@ def test_a_card_in_a_sleeve_keeps_its_own_edge() -> None:
     settled = settle(card, grad, colours)
     assert np.max(np.linalg.norm(settled - card, axis=1)) <= 3.0, settled.round(1).tolist()  # the sleeve: 6.8
 
-
-def test_the_card_s_edge_is_found_beyond_many_sharper_edges_inside_it() -> None:
-    # A dark-bordered card on a mid-grey cloth, its top part striped by a name bar, a frame and an art box's edges
-    # (sharp, light on dark), its own edge softer; the outline found runs along the innermost stripe.
-    card = _box(220, 100, 420, 100 + 200 / layout.TRIM_ASPECT)
-    big = _grainy((960, 1280), 75.0, 3.0, seed=4)
-    x0, y0, x1, y1 = (card[0] * 2).astype(int).tolist() + (card[2] * 2).astype(int).tolist()
-    big[y0:y1, x0:x1] = 25.0
-    for k in range(6):  # six light stripes 3 px tall, 5 px apart at the working size, from 8 px under its top edge
-        top = y0 + 2 * (8 + 5 * k)
-        big[top:top + 6, x0 + 16:x1 - 16] = 235.0
-    big = cv2.GaussianBlur(big, (0, 0), 0.8)
-    inner = card + np.array([[0, 36], [0, 36], [0, 0], [0, 0]], np.float64)
-    grad, colours, _ = _prepared(big)
-    settled = settle(inner, grad, colours)
-    assert np.max(np.linalg.norm(settled - card, axis=1)) <= 3.0, settled.round(1).tolist()

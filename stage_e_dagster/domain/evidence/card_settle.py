@@ -59,9 +59,6 @@ FOCAL_SIDES = 2.0
 # Candidate edges kept per side, the sharpest, and the outermost always (a card's frame, name bar and art box give
 # sharp inner edges; the card's own edge, often softer, must stay among them).
 PEAKS = 10
-# Of equally good quads, the outermost: a side's outward move gains this per long side moved (the card's edge is
-# the outermost of its straight edges; inside lie its frame, name bar and art box).
-OUTER_GAIN = 0.6
 
 
 
@@ -197,8 +194,7 @@ def settle(quad: np.ndarray, grad: Directional, colours: np.ndarray | None = Non
     score = (strength - ASPECT_WEIGHT * np.maximum(0.0, np.abs(aspect - layout.TRIM_ASPECT) - ASPECT_FREE)
              - MOVE_COST * np.sum(np.abs(offset) > 2, axis=1)
              - SKEW_WEIGHT * np.maximum(0.0, _skews(corners) - SKEW_FREE)
-             + OUT_GAIN * np.sum(out > 0, axis=1)
-             + OUTER_GAIN * np.sum(np.maximum(offset, 0.0), axis=1) / long_side)
+             + OUT_GAIN * np.sum(out > 0, axis=1))
     score = np.where(valid, score, -np.inf)
     best = int(np.argmax(score))
     return corners[best] if np.isfinite(score[best]) else quad
