@@ -1,6 +1,6 @@
 """Settling an outline on the card's own edges: perspective-aware proportions, a frame grown out to a faint card
-edge (seen in texture only), a card kept inside its sleeve, and a
-palm under a card near the frame told from a border run off the photo.
+edge (seen in texture only), a card kept inside its sleeve, and a palm under a card near the frame told from a
+border run off the photo.
 
 The images are drawn here with numpy at the finder's working size, so each test costs a few milliseconds.
 """
