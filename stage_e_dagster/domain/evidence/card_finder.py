@@ -214,7 +214,7 @@ def choose(found: list[Outline], prepared: Prepared,
     # A second card lies apart from the first (two outlines that overlap are parts of one card) and is a whole
     # card's shape once its sides are settled on its own edges.
     rivals = [o for o in top if o is not best and o.area >= SECOND_CARD_AREA * best.area and o.support >= 0.8
-              and o.area >= MIN_RIVAL_AREA and not _overlaps(o, best) and not _surface_inside(o, prepared)]
+              and o.area >= MIN_RIVAL_AREA and not _overlaps(o, best)]
     if settler is not None:
         rivals = [o for o in rivals if abs(true_aspect(settler(o.polygon)) - layout.TRIM_ASPECT) <= BESIDE_ASPECT]
     if rivals:
