@@ -27,10 +27,13 @@ from stage_e_dagster.domain.evidence.card_finder import (
     SEVERAL_CARDS,
     CardNotFound,
     FoundCard,
+    _surface_inside,
     find_card,
     image_corners,
     warp_card,
 )
+from stage_e_dagster.domain.evidence.card_orientation import read_orientation
+from stage_e_dagster.domain.evidence.card_outline import Outline, prepare
 from stage_e_dagster.domain.evidence.load import LoadedScan
 
 TOLERANCE = 0.02
@@ -163,3 +166,28 @@ def test_the_corners_cut_the_same_card_out_of_another_decode() -> None:
     assert again.size == result.image.size
     assert _likeness(again, result.image) < 6
     assert _likeness(again, result.image) < 0.3 * _likeness(again, result.image.rotate(180))
+
+
+def test_the_bottom_border_reads_upright_inside_a_sleeve_s_margin() -> None:
+    # A sleeve's 1.5 mm margin shows the dark cloth round the card: the border cue must read the card's border,
+    # not the margin (which is alike at the top and the bottom and would leave the cue blind).
+    face = np.asarray(card_face(_render(0)))
+    m = round(0.024 * face.shape[1])
+    sleeved = np.ascontiguousarray(np.pad(face, ((m, m), (m, m), (0, 0)), constant_values=40))
+    assert read_orientation(sleeved).border > 0.05
+    assert read_orientation(np.ascontiguousarray(sleeved[::-1, ::-1])).border < -0.05
+
+
+def test_a_patch_of_the_surface_is_no_second_card() -> None:
+    # A wood-coloured photo with a printed card's colours in one place: a quad over the surface is the surface, a
+    # quad over the print is not.
+    rgb = np.full((480, 640, 3), (190, 150, 100), np.uint8)
+    rgb[100:300, 350:500] = (60, 90, 160)
+    prepared = prepare(rgb)
+
+    def quad(x0: int, y0: int, x1: int, y1: int) -> Outline:
+        polygon = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float64)
+        return Outline(polygon, 0.05, 1.0, 1.0, (False,) * 4, 0.7, 0.0)
+
+    assert _surface_inside(quad(60, 100, 200, 300), prepared)
+    assert not _surface_inside(quad(350, 100, 500, 300), prepared)

@@ -1,5 +1,6 @@
 """Settling an outline on the card's own edges: perspective-aware proportions, a frame grown out to a faint card
-edge (seen in texture only), and a card kept inside its sleeve.
+edge (seen in texture only), a card kept inside its sleeve, and a palm under a card near the frame told from a
+border run off the photo.
 
 The images are drawn here with numpy at the finder's working size, so each test costs a few milliseconds.
 """
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_border import grow
 from stage_e_dagster.domain.evidence.card_outline import prepare
 from stage_e_dagster.domain.evidence.card_settle import Directional, settle, true_aspect
 
@@ -104,3 +106,27 @@ def test_a_card_in_a_sleeve_keeps_its_own_edge() -> None:
     grad, colours, _ = _prepared(big)
     settled = settle(card, grad, colours)
     assert np.max(np.linalg.norm(settled - card, axis=1)) <= 3.0, settled.round(1).tolist()  # the sleeve: 6.8
+
+
+
+def _lab_of(grey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rgb = np.repeat(np.clip(grey, 0, 255).astype(np.uint8)[..., None], 3, axis=2)
+    prepared = prepare(rgb)
+    return prepared.lab, prepared.gradient
+
+
+def test_a_palm_under_a_card_near_the_frame_is_no_border_run_off_the_photo() -> None:
+    # A card 200 px wide whose bottom lies 20 px above the photo's frame, on a palm that reaches 30-35 px beyond its
+    # sides (and above it) and runs off the bottom: the palm's band is far wider than a border.
+    card = _box(220, 200, 420, 460)
+    grey = np.full((480, 640), 60.0, np.float32)
+    grey[170:480, 185:455] = 170.0  # the palm, run off the bottom
+    grey[200:460, 220:420] = 30.0  # the card
+    lab, gradient = _lab_of(grey)
+    assert not grow(card, lab, gradient).runs_off
+    # The same card's frame inside a border of a border's width, the border run off the bottom: cut off.
+    grey = np.full((480, 640), 60.0, np.float32)
+    grey[192:480, 212:428] = 170.0  # the border, 8 px wide, run off the bottom
+    grey[200:460, 220:420] = 30.0  # the frame
+    lab, gradient = _lab_of(grey)
+    assert grow(card, lab, gradient).runs_off

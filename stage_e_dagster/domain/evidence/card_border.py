@@ -23,6 +23,8 @@ BORDER_DELTA = 20.0
 REACH = 0.16
 # An outline squarer than this (short over long) is too square for a card seen at up to 15 degrees.
 SQUARE_ASPECT = 0.75
+# The widest border, as a share of the frame's short side (the bottom border: 5 mm of a 57 mm wide frame is 9%).
+BORDER_MAX = 0.12
 # The weakest edge (Lab units per pixel) a faint card edge may show.
 FAINT_EDGE = 5.0
 
@@ -125,7 +127,10 @@ def grow(quad: np.ndarray, lab: np.ndarray, gradient: np.ndarray) -> Grown:
     reach = max(8, round(REACH * max(sides)))
     walks = [_walk(lab, gradient, quad[i], quad[(i + 1) % 4], reach) for i in range(4)]
     kinds = [k for k, _ in walks]
-    if kinds.count("edge") >= 2 and kinds.count("frame") >= 1 and "none" not in kinds:
+    # A band wider than a border is no border (the surface, a palm under the card): it tells nothing of a card
+    # run off the photo.
+    bordered = ["none" if k == "edge" and offset > BORDER_MAX * min(sides) else k for k, offset in walks]
+    if bordered.count("edge") >= 2 and bordered.count("frame") >= 1 and "none" not in bordered:
         return Grown(None, runs_off=True)
     if kinds.count("edge") < 4:
         return Grown(_one_side(quad, walks), runs_off=False)

@@ -33,7 +33,15 @@ from PIL import Image
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.card_border import grow
 from stage_e_dagster.domain.evidence.card_orientation import read_orientation
-from stage_e_dagster.domain.evidence.card_outline import Outline, Prepared, outlines, prepare, surface_around
+from stage_e_dagster.domain.evidence.card_outline import (
+    SURFACE_DELTA,
+    Outline,
+    Prepared,
+    outlines,
+    prepare,
+    surface_around,
+    surface_distance,
+)
 from stage_e_dagster.domain.evidence.card_settle import Directional, settle, true_aspect
 from stage_e_dagster.domain.evidence.geometry import classify_bleed
 from stage_e_dagster.domain.evidence.load import LoadedScan
@@ -68,6 +76,12 @@ WHOLE_ASPECT = 0.035
 # A part beside the card counts only apart from the card grown by this (its holder), and when settled on its own
 # edges it takes a card's proportions within BESIDE_ASPECT.
 HOLDER_REACH, BESIDE_ASPECT = 1.12, 0.025
+# A card cut off by the frame leaves straight sides inside the photo: their mean support is at least this (a
+# palm's or a cloth's curved edge, cut into a polygon, falls short of it).
+CUT_SUPPORT = 0.85
+# An outline whose inside has the rim's colours over at least this share is a patch of the surface, never a
+# second card.
+SURFACE_INSIDE = 0.5
 # A card-like outline is a whole card when at least this share of a ring just outside it looks like the surface.
 ON_SURFACE = 0.4
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
@@ -187,7 +201,9 @@ def choose(found: list[Outline], prepared: Prepared,
 
     A card (or its holder) lies on the surface: a card-like outline ringed by anything else, or lying inside another
     card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol)."""
-    card_like = [o for o in found if o.card_like]
+    h, w = prepared.lab.shape[:2]
+    # (a four-sided outline with a corner beyond the photo's frame is no whole card: lines met outside it)
+    card_like = [o for o in found if o.card_like and _within(o.polygon, w, h)]
     cut = [o for o in found if _cut_card_like(o)]
     top = [c for c in card_like if not any(o.contains(c) for o in card_like)
            and not any(o.contains(c) and not _held(c, o) for o in cut)
@@ -206,7 +222,7 @@ def choose(found: list[Outline], prepared: Prepared,
         return CardNotFound(SEVERAL_CARDS, {"cards": len(areas), "areas": areas})
     # A part of another card (its frame, its art box) beside the card: a second card whose own edge was not seen.
     beside = [o for o in card_like if o.area >= PART_OF_ANOTHER * best.area and not best.contains(o)
-              and not o.contains(best) and not _overlaps(o, best, HOLDER_REACH)]
+              and not o.contains(best) and not _overlaps(o, best, HOLDER_REACH) and not _surface_inside(o, prepared)]
     if settler is not None:  # only a whole card's shape counts, once its sides are settled on its own edges
         beside = [o for o in beside if abs(true_aspect(settler(o.polygon)) - layout.TRIM_ASPECT) <= BESIDE_ASPECT]
     if beside:
@@ -220,6 +236,29 @@ def _held(card: Outline, outer: Outline) -> bool:
     is whole): at most HOLDER_AREA times the card's area, the card in exactly a card's proportions."""
     return (outer.area <= HOLDER_AREA * card.area
             and abs(true_aspect(card.polygon) - layout.TRIM_ASPECT) <= HELD_ASPECT)
+
+
+def _surface_inside(o: Outline, prepared: Prepared) -> bool:
+    """Whether most of an outline's inside (away from its sides) has the colours of the photo's rim: a patch of the
+    surface between a wood's planks or a cloth's folds, not a second card (whose art and text box are printed)."""
+    centre = o.polygon.mean(axis=0)
+    inner = centre + (o.polygon - centre) * 0.8
+    h, w = prepared.lab.shape[:2]
+    x0, y0 = np.maximum(np.floor(inner.min(axis=0)).astype(int), 0)
+    x1, y1 = np.minimum(np.ceil(inner.max(axis=0)).astype(int) + 1, (w, h))
+    if x1 <= x0 or y1 <= y0:
+        return False
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillConvexPoly(mask, np.rint(inner - (x0, y0)).astype(np.int32), 1)
+    pixels = prepared.lab[y0:y1, x0:x1][mask > 0][::3]
+    if len(pixels) < 20:
+        return False
+    return float(np.mean(surface_distance(pixels, prepared.rim) <= SURFACE_DELTA)) >= SURFACE_INSIDE
+
+
+def _within(polygon: np.ndarray, w: int, h: int) -> bool:
+    """Whether every corner lies inside the photo (a pixel's slack)."""
+    return bool(np.all(polygon >= -1.0) and np.all(polygon[:, 0] <= w) and np.all(polygon[:, 1] <= h))
 
 
 def _overlaps(a: Outline, b: Outline, grow_b: float = 1.0) -> bool:
@@ -270,7 +309,7 @@ def _cut_card_like(o: Outline) -> bool:
     if not any(o.on_frame) or o.area < 0.03:
         return False
     inside_corners = sum(1 for i in range(len(o.polygon)) if not o.on_frame[i - 1] and not o.on_frame[i])
-    return inside_corners >= 1 and o.square <= 22 and o.support >= 0.75 and o.weakest >= 0.5
+    return inside_corners >= 1 and o.square <= 22 and o.support >= CUT_SUPPORT and o.weakest >= 0.5
 
 
 def _small_copy(image: Image.Image) -> tuple[np.ndarray, float]:

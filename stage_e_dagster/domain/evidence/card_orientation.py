@@ -52,18 +52,22 @@ def _rows(img: np.ndarray, top: float, bottom: float, left: float = 0.0, right: 
 
 
 def _border_cue(lab: np.ndarray) -> float:
-    sides = np.concatenate([_rows(lab, 0.3, 0.7, 0.008, 0.028).reshape(-1, 3),
-                            _rows(lab, 0.3, 0.7, 0.972, 0.992).reshape(-1, 3)])
-    colour = np.median(sides, axis=0)
-    spread = float(np.median(np.linalg.norm(sides - colour, axis=1)))
-    if spread > _BORDER_DELTA:  # no uniform side border (borderless, or art to the edge)
-        return 0.0
+    """The bottom strip's share of the border's colour less the top strip's. The border's colour is read from the
+    side borders at mid-height, at the card's very edge and a little further in (inside a sleeve the edge shows the
+    sleeve's margin, alike at the top and the bottom): of the uniform ones, the colour that tells the two apart."""
 
-    def share(top: float, bottom: float) -> float:
+    def share(colour: np.ndarray, top: float, bottom: float) -> float:
         strip = _rows(lab, top, bottom, 0.06, 0.94)
         return float(np.mean(np.linalg.norm(strip - colour, axis=2) < _BORDER_DELTA))
 
-    return share(0.9, 0.985) - share(0.015, 0.1)
+    cues = [0.0]  # no uniform side border (borderless, or art to the edge): no cue
+    for inner, outer in ((0.008, 0.028), (0.028, 0.045)):
+        sides = np.concatenate([_rows(lab, 0.3, 0.7, inner, outer).reshape(-1, 3),
+                                _rows(lab, 0.3, 0.7, 1 - outer, 1 - inner).reshape(-1, 3)])
+        colour = np.median(sides, axis=0)
+        if float(np.median(np.linalg.norm(sides - colour, axis=1))) <= _BORDER_DELTA:
+            cues.append(share(colour, 0.9, 0.985) - share(colour, 0.015, 0.1))
+    return max(cues, key=abs)
 
 
 def read_orientation(card_rgb: np.ndarray) -> Orientation:

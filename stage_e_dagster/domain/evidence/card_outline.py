@@ -109,14 +109,15 @@ def rim_colours(lab: np.ndarray) -> np.ndarray:
     return centres
 
 
-def _surface_distance(colours: np.ndarray, rim: np.ndarray) -> np.ndarray:
+def surface_distance(colours: np.ndarray, rim: np.ndarray) -> np.ndarray:
+    """Each colour's (n, 3) Lab distance to the nearest of the rim's colours."""
     return np.min(np.linalg.norm(colours[:, None, :].astype(np.float32) - rim[None, :, :], axis=2), axis=1)
 
 
 def _unlike_rim(lab: np.ndarray, rim: np.ndarray) -> np.ndarray:
     """Pixels far in colour from every part of the photo's rim (the surface), cleaned."""
     h, w = lab.shape[:2]
-    distance = _surface_distance(lab.reshape(-1, 3), rim).reshape(h, w)
+    distance = surface_distance(lab.reshape(-1, 3), rim).reshape(h, w)
     mask = (distance > SURFACE_DELTA).astype(np.uint8) * 255
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
     return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((7, 7), np.uint8))
@@ -146,7 +147,7 @@ def surface_around(polygon: np.ndarray, lab: np.ndarray, rim: np.ndarray) -> flo
         return 0.0
     pn, pf = np.rint(pn[inside]).astype(int), np.rint(pf[inside]).astype(int)
     cn, cf = lab[pn[:, 1], pn[:, 0]].astype(np.float32), lab[pf[:, 1], pf[:, 0]].astype(np.float32)
-    like_rim = float(np.mean(_surface_distance(cn, rim) <= SURFACE_DELTA))
+    like_rim = float(np.mean(surface_distance(cn, rim) <= SURFACE_DELTA))
     like_beyond = float(np.mean(np.linalg.norm(cn - cf, axis=1) <= SURFACE_DELTA))
     return max(like_rim, like_beyond)
 

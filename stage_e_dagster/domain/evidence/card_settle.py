@@ -56,6 +56,9 @@ EVEN_BORDER = (0.032, 0.064)
 SKEW_FREE, SKEW_WEIGHT = 6.0, 0.1
 # The camera's distance (its focal length) in long sides of the card, for undoing perspective.
 FOCAL_SIDES = 2.0
+# Candidate edges kept per side, the sharpest, and the outermost always (a card's frame, name bar and art box give
+# sharp inner edges; the card's own edge, often softer, must stay among them).
+PEAKS = 10
 
 
 
@@ -118,7 +121,8 @@ def _side_candidates(quad: np.ndarray, i: int, grad: Directional, long_side: flo
     turn = turns[pick]
     peaks = [k for k in range(len(offsets)) if best[k] >= LINE_MIN and rank[k] >= rank[max(0, k - 2):k + 3].max()]
     peaks.sort(key=lambda k: -rank[k])
-    found = [(float(offsets[k]), float(turn[k]), float(best[k])) for k in peaks[:5]]
+    kept = peaks[:PEAKS] + [k for k in peaks[PEAKS:] if offsets[k] == max(offsets[j] for j in peaks)][:1]
+    found = [(float(offsets[k]), float(turn[k]), float(best[k])) for k in kept]
     here = int(np.argmin(np.abs(offsets)))
     straight = int(np.argmin(np.abs(SETTLE_TURNS)))
     return [*found, (0.0, 0.0, float(score[straight, here]))]  # the side as it is, always a choice
