@@ -328,6 +328,50 @@ BREAKAGES = (
         ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",),
         what="the 403 branch of `_record` skipped"),
     Breakage(
+        "scans sent down the photo path", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if is_card_shaped(width, height):\n        return FoundCard(image, image_corners(), SCAN)",
+          "    if False:\n        return FoundCard(image, image_corners(), SCAN)"),),
+        ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",),
+        what="the card-proportions test skipped"),
+    Breakage(
+        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if rivals:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",),
+        what="rival cards ignored"),
+    Breakage(
+        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if cut:\n        best = max(cut", "    if False:\n        best = max(cut"),),
+        ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
+        what="cut-off outlines ignored"),
+    Breakage(
+        "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if not orientation.upright:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),
+        what="orientation ignored"),
+    Breakage(
+        "a photo's skip not recorded", "stage_e_dagster/domain/evidence/extract.py",
+        (("    if isinstance(found, CardNotFound):\n        return found.as_skip()\n",
+          "    if isinstance(found, CardNotFound):\n"
+          "        found = FoundCard(loaded.image, ((0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)), \"scan\")\n"),),
+        ("tests/db/test_stage_c_photos.py",),
+        what="a photo with no single whole card read as a scan"),
+    Breakage(
+        "a photo's skip not routed to review", "stage_e_dagster/db/judgement/evidence_store.py",
+        (("    route_skips_to_review(conn, [card_id], run_id)\n    return True", "    return True"),),
+        ("tests/db/test_stage_c_photos.py",),
+        what="`log_skip` writes no `to-review` marker"),
+    Breakage(
+        "a photo's corners not stored", "stage_e_dagster/domain/evidence/extract.py",
+        (("            evidence.card_corners = flat_corners(card.corners)",
+          "            evidence.card_corners = None"),),
+        ("tests/db/test_stage_c_photos.py",),
+        what="`card_corners` left empty"),
+    Breakage(
+        "the corners not used by the review crop", "stage_e_dagster/review_web/files.py",
+        (("    if is_whole_image(corners) or pairs is None:", "    if True:"),),
+        ("tests/review/test_review_photos.py",),
+        what="crops and thumbnails cut from the whole photo"),
+    Breakage(
         "a truncated reading votes", "stage_e_dagster/domain/evidence/fragments.py",
         (("""            digits.startswith(read_digits) or digits.endswith(read_digits)):
         return TRUNCATION""", """            digits.startswith(read_digits) or digits.endswith(read_digits)):

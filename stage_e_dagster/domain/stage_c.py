@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from stage_e_dagster.domain.evidence.card_finder import SKIP_REASONS
 from stage_e_dagster.domain.evidence.extract import EXTRACTOR_VERSIONS
 from stage_e_dagster.domain.evidence.model import Evidence
 
@@ -16,8 +17,18 @@ EXTRACTOR_FIELDS: dict[str, tuple[str, ...]] = {
     "legal": ("legal_raw", "copyright_year", "proxy_marker"),
     "hashes": ("art_phash", "symbol_phash"),
     "quality": ("truncated", "blur_variance", "entropy"),
+    "card": ("card_corners",),
 }
 """The `image_evidence` columns each extractor writes; carry-forward rewrites only a stale extractor's columns."""
+
+REVIEWED_SKIPS = SKIP_REASONS
+"""Stage C skips a person can still act on: a photo in which the card finder could isolate no single whole card
+(several cards, a card cut off or too small, none found) still shows a card to a reviewer's eye. Each such skip
+routes the card to review with its reason (`db.judgement.evidence_store.route_skips_to_review`); no machine votes
+on it. Other skips (an unreadable or missing file) show a person nothing to identify."""
+SKIP_ROUTE_LABEL = "card-finder"
+"""How a routed skip reads in the review marker's `why` (`card-finder:photo-card-cut-off`), as a calculator's
+outcome does (`<calculator>:<outcome>`)."""
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from stage_e_dagster.db.review import claims as review_claims
 from stage_e_dagster.db.review.page import (
     NotACandidate,
     StaleEntry,
+    card_corners,
     labels_of,
     load_card_view,
     page_vote_check,
@@ -343,17 +344,21 @@ class ReviewApp:
         which = request.path_params["which"]
         if which not in files.CROPS:
             raise Refusal(404, "no such crop")
-        data, _ = await self.scan_bytes(self.card_id(request))
+        card_id = self.card_id(request)
+        data, _ = await self.scan_bytes(card_id)
+        corners = await self.db(card_corners, card_id)
         try:
-            png = await run_in_threadpool(files.crop, data, which)
+            png = await run_in_threadpool(files.crop, data, which, corners)
         except files.ScanRefused as err:
             raise Refusal(404, "scan not readable") from err
         return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=300"})
 
     async def thumb(self, request: Request, session: Session) -> Response:
-        data, _ = await self.scan_bytes(self.card_id(request))
+        card_id = self.card_id(request)
+        data, _ = await self.scan_bytes(card_id)
+        corners = await self.db(card_corners, card_id)
         try:
-            jpeg = await run_in_threadpool(files.thumbnail, data)
+            jpeg = await run_in_threadpool(files.thumbnail, data, 320, corners)
         except files.ScanRefused as err:
             raise Refusal(404, "scan not readable") from err
         return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=300"})

@@ -9,7 +9,9 @@ The file is then opened without following a final symlink, and the opened descri
 gains nothing.
 
 Crops use the extractor's own geometry (`load_scan`, bleed class, trim rectangle, the bottom `BAND`), so the
-enlarged collector line is the region the OCR read.
+enlarged collector line is the region the OCR read. They are cut from the card alone: a photo's card is cut out at
+the corners Stage C stored (`image_evidence.card_corners`, `card_finder.warp_card`), so a reviewer sees the card,
+not the table; a scan's corners are its own and it is used as it is.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from pathlib import Path, PurePosixPath
 from PIL import Image
 
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_finder import warp_card
 from stage_e_dagster.domain.evidence.geometry import classify_bleed, crop_region, trim_of
-from stage_e_dagster.domain.evidence.load import load_scan
-from stage_e_dagster.domain.evidence.model import EvidenceSkip
+from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
+from stage_e_dagster.domain.evidence.model import EvidenceSkip, corner_pairs, is_whole_image
 from stage_e_dagster.domain.filenames import IMAGE_SUFFIXES
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024
@@ -90,24 +93,34 @@ def _png(img: Image.Image) -> bytes:
     return out.getvalue()
 
 
-def crop(data: bytes, which: str) -> bytes:
-    """A PNG of the scan's `which` region (`collector` or `symbol`), scaled to a readable height."""
-    box, height = CROPS[which]
+def _card(data: bytes, corners: list[float] | None) -> LoadedScan:
+    """The decoded card alone: the scan itself when its corners are the image's own (or none are stored), else the
+    card cut out of the photo at `corners` (normalised, as stored), its size counted in the file's pixels."""
     loaded = load_scan(data)
     if isinstance(loaded, EvidenceSkip):
         raise ScanRefused(f"unreadable image: {loaded.reason}")
+    pairs = corner_pairs(corners)
+    if is_whole_image(corners) or pairs is None:
+        return loaded
+    card = warp_card(loaded.image, pairs)  # type: ignore[arg-type]
+    scale = loaded.scale or 1.0
+    return LoadedScan(card, max(1, round(card.width / scale)), max(1, round(card.height / scale)), loaded.format)
+
+
+def crop(data: bytes, which: str, corners: list[float] | None = None) -> bytes:
+    """A PNG of the card's `which` region (`collector` or `symbol`), scaled to a readable height; `corners` are
+    where Stage C found the card in the image (`image_evidence.card_corners`)."""
+    box, height = CROPS[which]
+    loaded = _card(data, corners)
     facts = classify_bleed(loaded.width, loaded.height)
     region = crop_region(loaded.image, trim_of(loaded.image, facts.has_bleed), box)
     width = max(1, round(region.width * height / max(1, region.height)))
     return _png(region.resize((width, height), Image.LANCZOS))
 
 
-def thumbnail(data: bytes, long_side: int = 320) -> bytes:
-    """A small JPEG of the scan for the grid."""
-    loaded = load_scan(data)
-    if isinstance(loaded, EvidenceSkip):
-        raise ScanRefused(f"unreadable image: {loaded.reason}")
-    img = loaded.image.copy()
+def thumbnail(data: bytes, long_side: int = 320, corners: list[float] | None = None) -> bytes:
+    """A small JPEG of the card (cut out of a photo at `corners`) for the grid."""
+    img = _card(data, corners).image.copy()
     img.thumbnail((long_side, long_side))
     out = io.BytesIO()
     img.convert("RGB").save(out, format="JPEG", quality=80)

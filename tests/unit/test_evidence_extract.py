@@ -180,7 +180,7 @@ def test_with_the_catalogue_one_confirmed_read_is_enough_and_the_legal_line_is_s
     assert counter.calls == 1  # settled by the catalogue: no second read, no legal line
     assert (found.legal_raw, found.copyright_year, found.proxy_marker) == (None, None, None)
     assert found.extractor_versions == EXTRACTOR_VERSIONS
-    assert set(timings) == {"decode", "geometry", "collector", "hashes", "quality"}
+    assert set(timings) == {"decode", "card", "geometry", "collector", "hashes", "quality"}
 
     counter.calls = 0
     unnamed = extract_evidence(data, known_set_codes=catalog.set_codes, engine=counter, catalog=catalog, name=None,

@@ -1,5 +1,9 @@
 """Stage C storage: what a batch's cards need, evidence upserts with carry-forward, and named skips.
 
+A skip a person can still act on (`domain.stage_c.REVIEWED_SKIPS`: a photo whose card could not be isolated) routes
+the card to review in the transaction that logs it: the slow path's `to-review` marker, with the skip as its reason
+and no evidence, so the card awaits a person like any card the machines could not decide, and no machine votes.
+
 Every function runs in the caller's connection; Stage C stores each card's result in a small transaction of its own
 (`with engine.begin() as conn:`), so a crash loses only the cards in flight.
 """
@@ -13,11 +17,12 @@ from typing import Any
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
-from stage_e_dagster.db.arrays import int_array
+from stage_e_dagster.db.arrays import int_array, text_array
 from stage_e_dagster.db.core.models import CardScanLog, ImageEvidence
 from stage_e_dagster.db.work.predicates import CURRENT_EVIDENCE
+from stage_e_dagster.domain.calculators import SLOW_PATH_ID, TO_REVIEW
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
-from stage_e_dagster.domain.stage_c import CardWork, RemoteRef, evidence_columns
+from stage_e_dagster.domain.stage_c import REVIEWED_SKIPS, SKIP_ROUTE_LABEL, CardWork, RemoteRef, evidence_columns
 from stage_e_dagster.domain.work import DECIDED_BY, STAGE_C_ID
 
 _BATCH_SQL = text(
@@ -118,4 +123,39 @@ def log_skip(conn: Connection, card_id: int, content_sha256: str, skip: Evidence
             run_id=run_id, detail=detail,
         )
     )
+    route_skips_to_review(conn, [card_id], run_id)
     return True
+
+
+_ROUTE_SKIPS = text(
+    """
+    INSERT INTO card_scan_log (card_id, anonymous_id, skip_reason, evidence_key, run_id, detail)
+    SELECT c.id, :slow_path, :to_review, k.key, :run_id,
+           jsonb_build_object('why', jsonb_build_array(:label || ':' || l.skip_reason), 'stage_c_skip', l.skip_reason,
+                              'skip_detail', l.detail, 'evidence', NULL, 'evidence_version', k.key,
+                              'name', c.name, 'expansion_hint', c.expansion_hint, 'kind', c.kind)
+    FROM card AS c
+    JOIN LATERAL (SELECT s.skip_reason, s.detail FROM card_scan_log AS s
+                  WHERE s.card_id = c.id AND s.anonymous_id = :stage_c AND s.evidence_key = c.content_sha256
+                    AND s.skip_reason = ANY(CAST(:reasons AS text[]))
+                  ORDER BY s.id DESC LIMIT 1) AS l ON true
+    CROSS JOIN LATERAL (SELECT left(c.content_sha256, 16) || ':' || l.skip_reason AS key) AS k
+    WHERE c.id = ANY(CAST(:ids AS bigint[]))
+      AND NOT EXISTS (SELECT 1 FROM card_scan_log AS m WHERE m.card_id = c.id AND m.anonymous_id = :slow_path
+                      AND m.skip_reason = :to_review AND m.evidence_key = k.key)
+    ORDER BY c.id
+    RETURNING card_id
+    """
+)
+
+
+def route_skips_to_review(conn: Connection, card_ids: Sequence[int], run_id: str | None) -> set[int]:
+    """Route to review each of the cards whose Stage C skip for its current bytes is one a person can act on
+    (`REVIEWED_SKIPS`): a `to-review` marker keyed by the bytes and the reason, once, whose `why` names the skip
+    (`card-finder:photo-card-cut-off`). Returns the cards routed now."""
+    if not card_ids:
+        return set()
+    params = {"ids": int_array(sorted(set(card_ids))), "stage_c": STAGE_C_ID, "slow_path": SLOW_PATH_ID,
+              "to_review": TO_REVIEW, "reasons": text_array(REVIEWED_SKIPS), "label": SKIP_ROUTE_LABEL,
+              "run_id": run_id}
+    return set(conn.execute(_ROUTE_SKIPS, params).scalars())

@@ -29,6 +29,7 @@ from stage_e_dagster.db.core.advisory_locks import (
     try_lock_many,
     unlock,
 )
+from stage_e_dagster.db.judgement.evidence_store import route_skips_to_review
 from stage_e_dagster.db.work.predicates import CURRENT_VERSIONS, WORK_STAGE
 from stage_e_dagster.domain.stage_c import EXTRACTOR_FIELDS
 from stage_e_dagster.domain.work import FILE_SKIPS, STAGE_C_ID
@@ -110,7 +111,9 @@ def carry_skips(conn: Connection, card_ids: Collection[int], run_id: str | None)
         return set()
     params = {"cards": int_array(sorted(card_ids)), "run_id": run_id, "stage_c": STAGE_C_ID,
               "file_skips": text_array(FILE_SKIPS)}
-    return set(conn.execute(_CARRY_SKIPS, params).scalars())
+    carried = set(conn.execute(_CARRY_SKIPS, params).scalars())
+    route_skips_to_review(conn, sorted(carried), run_id)  # a copy of a routed photo awaits review as it does
+    return carried
 
 
 _SETTLED = text(

@@ -374,3 +374,16 @@ def scan_location(conn: Connection, card_id: int) -> ScanPlace | None:
     """Where a card's scan is, or None for an unknown card."""
     row = conn.execute(_SOURCE_FILE, {"card_id": card_id}).one_or_none()
     return ScanPlace(**row._mapping) if row else None
+
+
+_CORNERS = text(
+    "SELECT e.card_corners FROM image_evidence AS e JOIN card AS c ON c.id = e.card_id "
+    "AND e.content_sha256 = c.content_sha256 WHERE c.id = :card_id AND e.card_corners IS NOT NULL "
+    "ORDER BY e.updated_at DESC LIMIT 1"
+)
+
+
+def card_corners(conn: Connection, card_id: int) -> list[float] | None:
+    """Where Stage C found the card in its current bytes (8 normalised numbers), or None when it stored none."""
+    found = conn.execute(_CORNERS, {"card_id": card_id}).scalar()
+    return list(found) if found is not None else None

@@ -1,4 +1,9 @@
-"""Stage C entry point: scan bytes in, `Evidence` (or a named `EvidenceSkip`) out, per-extractor versions."""
+"""Stage C entry point: scan bytes in, `Evidence` (or a named `EvidenceSkip`) out, per-extractor versions.
+
+Every image first goes to the card finder (`card_finder.find_card`): a scan that already is the card passes for
+the cost of an aspect test; a photo's card is cut out and straightened, and every extractor reads that card as it
+reads a scan; a photo with no single whole card in it is a named skip (`card_finder.SKIP_REASONS`), never a guess.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from PIL import Image
 
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
+from stage_e_dagster.domain.evidence.card_finder import PHOTO, CardNotFound, FoundCard, find_card
 from stage_e_dagster.domain.evidence.collector import read_collector, read_legal
 from stage_e_dagster.domain.evidence.geometry import (
     border_color,
@@ -23,7 +29,7 @@ from stage_e_dagster.domain.evidence.geometry import (
 )
 from stage_e_dagster.domain.evidence.hashing import phash64, symbol_phash
 from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
-from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
+from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip, flat_corners
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
 from stage_e_dagster.domain.evidence.parse import has_proxy_marker, parse_copyright_year
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
@@ -32,6 +38,9 @@ from stage_e_dagster.domain.evidence.versions import EXTRACTOR_VERSIONS, EXTRACT
 # Geometry, hashes and quality look at the scan reduced to about this long side: they need no more, and a
 # quarter of the pixels is a quarter of the work. Only the OCR crops come from the full image.
 ANALYSIS_LONG_SIDE = 800
+# A photo's card whose way up the finder was this unsure of (`FoundCard.orientation_margin`), and whose collector
+# number did not read, is read once more turned half a turn.
+UNSURE_ORIENTATION = 0.3
 
 
 def extract_evidence(
@@ -96,8 +105,53 @@ def extract_from_loaded(
     escalation: OcrEngine | None = None,
     timings: MutableMapping[str, float] | None = None,
     executor: Executor | None = None,
+) -> Evidence | EvidenceSkip:
+    """Find the card in a decoded image, then run the selected extractors over it (see `extract_evidence`).
+
+    A photo with no single whole card in it is the finder's named skip. Otherwise the extractors read the card
+    alone (`FoundCard.loaded`: the image itself for a scan). Where the finder's `card` version is stale on a photo,
+    every extractor runs: each read the card the finder cut out. A photo's card whose way up was unsure and whose
+    collector number did not read is read once more the other way up, and kept that way when the number reads.
+    `card_corners` is written when `card` is selected."""
+    with _timed(timings, "card"):
+        found = find_card(loaded.image)
+    if isinstance(found, CardNotFound):
+        return found.as_skip()
+    selected = set(selected)
+    if found.kind == PHOTO and "card" in selected:
+        selected = set(EXTRACTORS)
+
+    def read(card: FoundCard) -> Evidence:
+        evidence = _extract_card(card.loaded(loaded), known_set_codes=known_set_codes, engine=engine,
+                                 selected=selected, today=today, catalog=catalog, name=name, escalation=escalation,
+                                 timings=timings, executor=executor)
+        if "card" in selected:
+            evidence.card_corners = flat_corners(card.corners)
+        return evidence
+
+    evidence = read(found)
+    if (found.kind == PHOTO and "collector" in selected and evidence.collector_number is None
+            and (found.orientation_margin or 0.0) < UNSURE_ORIENTATION):
+        turned = read(found.flipped())
+        if turned.collector_number is not None:
+            return turned
+    return evidence
+
+
+def _extract_card(
+    loaded: LoadedScan,
+    *,
+    known_set_codes: Collection[str],
+    engine: OcrEngine,
+    selected: Collection[str],
+    today: date | None,
+    catalog: ReadCatalog | None,
+    name: str | None,
+    escalation: OcrEngine | None,
+    timings: MutableMapping[str, float] | None,
+    executor: Executor | None,
 ) -> Evidence:
-    """Run the selected extractors over an already decoded scan (see `extract_evidence`).
+    """Run the selected extractors over a card alone (a scan, or a photo's card straightened).
 
     The collector block and the legal line are read from the card's bottom band, found once (`band.BottomBand`).
     The legal line's one consumer is Stage D's era check, a guard for a printing chosen by its number alone. When

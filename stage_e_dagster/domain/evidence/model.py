@@ -13,7 +13,7 @@ AMBIGUOUS_BORDER = "ambiguous"
 class Evidence:
     """Facts extracted from one card scan. Field names match the `image_evidence` columns.
 
-    `extractor_versions` maps each extractor name (geometry, collector, legal, hashes, quality) to the version
+    `extractor_versions` maps each extractor name (geometry, collector, legal, hashes, quality, card) to the version
     that produced its fields; a stored row is current only when it covers every current version.
     """
 
@@ -37,6 +37,9 @@ class Evidence:
     truncated: bool = False
     blur_variance: float | None = None
     entropy: float | None = None
+    card_corners: list[float] | None = None
+    """Where the card lies in the image: its corners as it reads (top-left, top-right, bottom-right, bottom-left),
+    `x, y` each, normalised to the image (0..1), 8 numbers. A scan that already is the card has the image's own."""
     extractor_versions: dict[str, str] = field(default_factory=dict)
     content_sha256: str | None = None  # the bytes this was extracted from, when loaded from storage
 
@@ -47,3 +50,20 @@ class EvidenceSkip:
 
     reason: str
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+def flat_corners(corners: tuple[tuple[float, float], ...]) -> list[float]:
+    """Four `(x, y)` corners as the 8 numbers `Evidence.card_corners` holds."""
+    return [round(float(v), 6) for corner in corners for v in corner]
+
+
+def corner_pairs(flat: list[float] | tuple[float, ...] | None) -> tuple[tuple[float, float], ...] | None:
+    """`Evidence.card_corners` as four `(x, y)` corners (None for none stored)."""
+    if flat is None or len(flat) != 8:
+        return None
+    return tuple((float(flat[i]), float(flat[i + 1])) for i in range(0, 8, 2))
+
+
+def is_whole_image(flat: list[float] | tuple[float, ...] | None) -> bool:
+    """Whether stored corners are the image's own (a scan that already is the card), or none are stored."""
+    return flat is None or list(map(float, flat)) == [0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0]

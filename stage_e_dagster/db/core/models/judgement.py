@@ -19,7 +19,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from stage_e_dagster.db.core.models.base import EMPTY_JSON, Base, created
@@ -34,6 +34,7 @@ class ImageEvidence(Base):
         UniqueConstraint("card_id", "content_sha256", name="uq_image_evidence_card_sha"),
         Index("ix_image_evidence_updated_at", "updated_at"),
         Index("ix_image_evidence_content_sha256", "content_sha256"),
+        CheckConstraint("card_corners IS NULL OR cardinality(card_corners) = 8", name="ck_image_evidence_card_corners"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
@@ -60,6 +61,8 @@ class ImageEvidence(Base):
     truncated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     blur_variance: Mapped[float | None] = mapped_column(Float)
     entropy: Mapped[float | None] = mapped_column(Float)
+    card_corners: Mapped[list[float] | None] = mapped_column(ARRAY(Float))
+    """The card's four corners in the image as it reads (x, y each), normalised to 0..1: 8 numbers."""
     run_id: Mapped[str | None] = mapped_column(String(64))
     decided_by: Mapped[str | None] = mapped_column(Text)  # the Stage D calculators that decided on this row
     carried_from_card_id: Mapped[int | None] = mapped_column(BigInteger)
