@@ -441,6 +441,11 @@ BREAKAGES = (
           '"fetch_attempts = 0, updated_at = now() WHERE id = :id"),'),),
         ("tests/db/test_fetch_races.py::test_an_outcome_for_the_old_version_that_meets_a_sync_of_the_new_one_is_dropped",),
         what="`record_fetched` without its compare-and-swap on `remote_token`"),
+    Breakage(
+        "a photo's card read from the halved decode", "stage_e_dagster/domain/evidence/extract.py",
+        (("    if found.kind == PHOTO and data is not None and loaded.scale < 1.0:", "    if False:"),),
+        ("tests/unit/test_photo_full_size.py::test_a_photo_decoded_smaller_than_its_file_is_read_from_a_cut_at_full_size",),
+        what="the card cut out of the working decode, never the file's own size"),
 )
 
 

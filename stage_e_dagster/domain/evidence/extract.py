@@ -11,6 +11,7 @@ import time
 from collections.abc import Collection, Iterator, MutableMapping
 from concurrent.futures import Executor
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -18,7 +19,7 @@ from PIL import Image
 
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
-from stage_e_dagster.domain.evidence.card_finder import PHOTO, CardNotFound, FoundCard, find_card
+from stage_e_dagster.domain.evidence.card_finder import PHOTO, CardNotFound, FoundCard, find_card, warp_card
 from stage_e_dagster.domain.evidence.collector import read_collector, read_legal
 from stage_e_dagster.domain.evidence.geometry import (
     border_color,
@@ -77,8 +78,17 @@ def extract_evidence(
         return loaded
     return extract_from_loaded(
         loaded, known_set_codes=known_set_codes, engine=engine, selected=selected, today=today, catalog=catalog,
-        name=name, escalation=escalation, timings=timings, executor=executor,
+        name=name, escalation=escalation, timings=timings, executor=executor, data=data,
     )
+
+
+def _at_full_size(found: FoundCard, loaded: LoadedScan, data: bytes) -> tuple[FoundCard, LoadedScan]:
+    """The photo's card cut at its corners out of a decode of `data` at the file's own size (the corners are
+    normalised, so they hold at any size), with that decode; as found when the bytes no longer decode."""
+    whole = load_scan(data, full=True)
+    if isinstance(whole, EvidenceSkip):
+        return found, loaded
+    return replace(found, image=warp_card(whole.image, found.corners)), whole
 
 
 @contextmanager
@@ -105,8 +115,12 @@ def extract_from_loaded(
     escalation: OcrEngine | None = None,
     timings: MutableMapping[str, float] | None = None,
     executor: Executor | None = None,
+    data: bytes | None = None,
 ) -> Evidence | EvidenceSkip:
     """Find the card in a decoded image, then run the selected extractors over it (see `extract_evidence`).
+
+    With the file's bytes (`data`), a photo decoded smaller than the file has its card cut out of a decode at the
+    file's own size (`_at_full_size`): the finder needs no more than the working size, the collector line does.
 
     A photo with no single whole card in it is the finder's named skip. Otherwise the extractors read the card
     alone (`FoundCard.loaded`: the image itself for a scan). Where the finder's `card` version is stale on a photo,
@@ -117,6 +131,9 @@ def extract_from_loaded(
         found = find_card(loaded.image)
     if isinstance(found, CardNotFound):
         return found.as_skip()
+    if found.kind == PHOTO and data is not None and loaded.scale < 1.0:
+        with _timed(timings, "card"):
+            found, loaded = _at_full_size(found, loaded, data)
     selected = set(selected)
     if found.kind == PHOTO and "card" in selected:
         selected = set(EXTRACTORS)

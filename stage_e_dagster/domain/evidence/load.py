@@ -106,14 +106,15 @@ def _draft_size(width: int, height: int) -> tuple[int, int]:
     return max(1, int(width * ratio)), max(1, int(height * ratio))
 
 
-def load_scan(data: bytes) -> LoadedScan | EvidenceSkip:
-    """Decode scan bytes: EXIF orientation applied, first frame only, RGB, at most ~2x WORK_LONG_SIDE."""
+def load_scan(data: bytes, *, full: bool = False) -> LoadedScan | EvidenceSkip:
+    """Decode scan bytes: EXIF orientation applied, first frame only, RGB, at most ~2x WORK_LONG_SIDE (`full`: at
+    the file's own size, for a card cut out of a photo, whose collector line may be a few pixels high otherwise)."""
     if not data:
         return _skip("empty-file")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _load(data)
+            return _load(data, full)
     except Image.DecompressionBombError as exc:
         return _skip("too-large", error=str(exc))
     except MemoryError:
@@ -131,7 +132,7 @@ def load_scan(data: bytes) -> LoadedScan | EvidenceSkip:
         return _skip("unreadable-image", error=f"{type(exc).__name__}: {exc}")
 
 
-def _load(data: bytes) -> LoadedScan | EvidenceSkip:
+def _load(data: bytes, full: bool = False) -> LoadedScan | EvidenceSkip:
     img = open_image(io.BytesIO(data))
     width, height = img.size
     if width * height > MAX_PIXELS:
@@ -141,7 +142,7 @@ def _load(data: bytes) -> LoadedScan | EvidenceSkip:
     fmt = img.format
     if getattr(img, "n_frames", 1) > 1:
         img.seek(0)
-    if fmt == "JPEG" and max(width, height) > 2 * WORK_LONG_SIDE:
+    if fmt == "JPEG" and max(width, height) > 2 * WORK_LONG_SIDE and not full:
         img.draft(img.mode if img.mode in ("RGB", "L") else None, _draft_size(width, height))
     img.load()
     orientation = 1
@@ -158,7 +159,7 @@ def _load(data: bytes) -> LoadedScan | EvidenceSkip:
             pass
     rgb = _to_rgb(img)
     factor = max(rgb.size) // WORK_LONG_SIDE
-    if factor >= 2:
+    if factor >= 2 and not full:
         rgb = rgb.reduce(factor)
     return LoadedScan(image=rgb, width=width, height=height, format=fmt)
 
