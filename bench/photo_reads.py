@@ -24,6 +24,7 @@ import photos
 
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.hard import read_catalog_of
+from stage_e_dagster.demo.info import layout_of_card
 from stage_e_dagster.demo.symbols import render_set_symbol
 from stage_e_dagster.domain.calculators import run_calculators
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
@@ -34,6 +35,7 @@ from stage_e_dagster.domain.evidence.load import LoadedScan
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import make_engine
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
+from stage_e_dagster.domain.printed_lines import NUMBERLESS
 
 
 @cache
@@ -57,7 +59,8 @@ def _world() -> tuple[Any, Any, dict[str, list[PrintingRef]], dict[str, int], di
 _LAST: dict[int, tuple[Evidence | None, list[int]]] = {}
 
 
-def _judged(found: FoundCard, printing: dict[str, Any], photo: LoadedScan) -> tuple[Evidence | None, list[int]]:
+def _judged(found: FoundCard, printing: dict[str, Any], photo: LoadedScan,
+            data: bytes) -> tuple[Evidence | None, list[int]]:
     """Stage C's evidence for the photo's card and the printings Stage D's machines vote for (memoised per card,
     so the columns share one reading)."""
     key = id(found)
@@ -65,7 +68,7 @@ def _judged(found: FoundCard, printing: dict[str, Any], photo: LoadedScan) -> tu
         _LAST.clear()
         engine, catalog, by_name, _ids, expansions = _world()
         evidence = extract_from_loaded(photo, known_set_codes=catalog.set_codes, engine=engine,
-                                       selected=EXTRACTORS, catalog=catalog, name=printing["name"])
+                                       selected=EXTRACTORS, catalog=catalog, name=printing["name"], data=data)
         if not isinstance(evidence, Evidence):
             _LAST[key] = (None, [])
         else:
@@ -75,19 +78,24 @@ def _judged(found: FoundCard, printing: dict[str, Any], photo: LoadedScan) -> tu
     return _LAST[key]
 
 
-def number_read(found: FoundCard, printing: dict[str, Any], photo: LoadedScan) -> bool:
-    evidence, _ = _judged(found, printing, photo)
-    return evidence is not None and (normalise_collector_number(evidence.collector_number)
-                                     == normalise_collector_number(printing["collector_number"]))
+def number_read(found: FoundCard, printing: dict[str, Any], photo: LoadedScan, data: bytes) -> bool:
+    """The number read is the card's; a card that prints no number (before 1998) counts when none was read."""
+    evidence, _ = _judged(found, printing, photo, data)
+    if evidence is None:
+        return False
+    if layout_of_card(printing) == NUMBERLESS:
+        return evidence.collector_number is None
+    return normalise_collector_number(evidence.collector_number) == normalise_collector_number(
+        printing["collector_number"])
 
 
-def voted_right(found: FoundCard, printing: dict[str, Any], photo: LoadedScan) -> bool:
-    _, votes = _judged(found, printing, photo)
+def voted_right(found: FoundCard, printing: dict[str, Any], photo: LoadedScan, data: bytes) -> bool:
+    _, votes = _judged(found, printing, photo, data)
     return _world()[3][printing["id"]] in votes
 
 
-def voted_wrong(found: FoundCard, printing: dict[str, Any], photo: LoadedScan) -> bool:
-    _, votes = _judged(found, printing, photo)
+def voted_wrong(found: FoundCard, printing: dict[str, Any], photo: LoadedScan, data: bytes) -> bool:
+    _, votes = _judged(found, printing, photo, data)
     return any(v != _world()[3][printing["id"]] for v in votes)
 
 

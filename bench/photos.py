@@ -54,11 +54,11 @@ CORNER_TOLERANCE = 0.02  # of the photo's diagonal
 
 @dataclass(frozen=True)
 class Column:
-    """An extra figure per photo answered with a card: `measure(found, printing, photo)` is true when the card
-    passes it (`photo`: the decoded photo, as Stage C's `LoadedScan`)."""
+    """An extra figure per photo answered with a card: `measure(found, printing, photo, data)` is true when the card
+    passes it (`photo`: the decoded photo, as Stage C's `LoadedScan`; `data`: the photo's bytes)."""
 
     name: str
-    measure: Callable[[FoundCard, dict[str, Any], LoadedScan], bool]
+    measure: Callable[[FoundCard, dict[str, Any], LoadedScan, bytes], bool]
 
 
 # The hook: add Column("number read", ...) or Column("voted", ...) to run on every straightened card.
@@ -120,7 +120,7 @@ def _run(job: tuple[int, Any, str | None]) -> dict[str, Any]:
     if isinstance(result, FoundCard):
         row["card_px"] = result.image.size
         row["corners"] = result.corners
-        row["columns"] = {c.name: bool(c.measure(result, card, loaded)) for c in COLUMNS}  # type: ignore[arg-type]
+        row["columns"] = {c.name: bool(c.measure(result, card, loaded, data)) for c in COLUMNS}  # type: ignore[arg-type]
     if save:
         name = f"{plan.case}-{plan.seed}"
         Path(save, f"{name}.jpg").write_bytes(data)
