@@ -142,7 +142,7 @@ def test_a_carry_to_a_copy_never_replaces_the_copys_own_reading(db_url):
     first, second = queued_behind_gate(db_url, "LOCK TABLE image_evidence IN SHARE ROW EXCLUSIVE MODE", None,
                                        own, carry)
     first.result()
-    assert second.result() == set(), "the carry finds the copy's own current row and leaves it"
+    assert second.result() in (set(), {copy}), "the carry leaves a current own row, or goes first and is replaced"
     assert rows(db_url, "SELECT width, carried_from_card_id FROM image_evidence WHERE card_id = %s", (copy,)) == [
         (200, None)]
 
