@@ -314,24 +314,20 @@ def _cut_card_like(o: Outline) -> bool:
 
 def _small_copy(image: Image.Image) -> tuple[np.ndarray, float]:
     """An RGB array about WORK_LONG_SIDE long, and its scale against `image`."""
-    reduced = image
-    factor = max(image.size) // WORK_LONG_SIDE
-    if factor >= 2:
-        reduced = image.reduce(factor)
-    arr = np.asarray(reduced.convert("RGB"))
-    scale = WORK_LONG_SIDE / max(arr.shape[:2])
-    if scale < 0.95:
-        arr = cv2.resize(arr, (round(arr.shape[1] * scale), round(arr.shape[0] * scale)), interpolation=cv2.INTER_AREA)
+    arr = _reduced(image, WORK_LONG_SIDE, "RGB")
     return arr, arr.shape[1] / image.width
 
 
 def _grey_copy(image: Image.Image, long_side: int) -> np.ndarray:
     """A grey array about `long_side` long (for the texture channel)."""
-    reduced = image
+    return _reduced(image, long_side, "L")
+
+
+def _reduced(image: Image.Image, long_side: int, mode: str) -> np.ndarray:
+    """`image` in `mode` as an array about `long_side` long: reduced by a whole factor, then resized down by area."""
     factor = max(image.size) // long_side
-    if factor >= 2:
-        reduced = image.reduce(factor)
-    arr = np.asarray(reduced.convert("L"))
+    reduced = image.reduce(factor) if factor >= 2 else image
+    arr = np.asarray(reduced.convert(mode))
     scale = long_side / max(arr.shape[:2])
     if scale < 0.95:
         arr = cv2.resize(arr, (round(arr.shape[1] * scale), round(arr.shape[0] * scale)), interpolation=cv2.INTER_AREA)
