@@ -10,7 +10,8 @@ language markers), with one line per kind: number read, machine coverage and pre
 (the reason no machine may vote, `domain.kinds`; review; a machine hit). Scans are rendered first (in worker
 processes), then every measurement runs in this one process, one worker, OMP_THREAD_LIMIT=1:
 
-- project: `extract_evidence` with the catalogue and the card's name, as a wired worker runs it;
+- project: `extract_evidence` with the catalogue and the card's name, as a wired worker runs it (with the rescue
+  engine, `ocr_rapid`, unless `--no-rescue`);
 - project without catalogue: what a worker that passes only set codes gets (two agreeing reads needed);
 - naive baseline: decode, crop the bottom-left corner, one plain Tesseract read of it;
 - project, pixel thread (`--pixel-thread`): the project with geometry, hashes and quality on a second thread while
@@ -21,7 +22,8 @@ are both reported. At the end the sets are printed side by side (accuracy per he
 Stage D, the project's cost as a ratio to the naive read). Prints figures and ratios measured in the same run;
 asserts nothing.
 Usage: python bench/stage_c.py [--cards N] [--sets demo,unseen,hard,renders,holdout,holdout-renders,kinds] [--seed N]
-       [--escalation-tessdata DIR] [--quick] [--pixel-thread] [--drop-steps deblurred-grey,...] [--no-line-filters]
+       [--escalation-tessdata DIR] [--quick] [--no-rescue] [--pixel-thread] [--drop-steps deblurred-grey,...]
+       [--no-line-filters]
 Levers measured by taking them out: `--drop-steps` leaves reader ladder steps out, `--no-line-filters` keeps every
 band of the collector crop as a line.
 The readers and their timing are in `bench/stage_c_readers.py`, the accuracy, Stage D figures and tables in
@@ -45,10 +47,12 @@ import testkit
 from stage_e_dagster.domain.evidence import collector
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine, find_tessdata
+from stage_e_dagster.domain.evidence.ocr_rapid import make_rescue_engine
 
 
 def bench_set(name: str, worlds: Worlds, cards: int, engine: CountingEngine, escalation: CountingEngine | None,
-              quick: bool, seed: int = 1, pixels: Executor | None = None) -> SetResult:
+              quick: bool, seed: int = 1, pixels: Executor | None = None,
+              rescue: CountingEngine | None = None) -> SetResult:
     world = worlds.of(name)
     plans = plan_set(name, worlds, cards, seed=seed)
     started = time.perf_counter()
@@ -59,16 +63,19 @@ def bench_set(name: str, worlds: Worlds, cards: int, engine: CountingEngine, esc
     # Warm up (first-call costs: Tesseract's model load, font caches).
     extract_evidence(data[0], known_set_codes=world.known, engine=engine)
     readers = {"naive baseline": naive_reader(engine),
-               "project": project_reader(world, engine, escalation, with_catalog=True)}
+               "project": project_reader(world, engine, escalation, with_catalog=True, rescue=rescue)}
     if pixels is not None:
         readers["project, pixel thread"] = project_reader(world, engine, escalation, with_catalog=True,
-                                                          pixels=pixels)
+                                                          pixels=pixels, rescue=rescue)
     if not quick:
         readers["project without catalogue"] = project_reader(world, engine, escalation, with_catalog=False)
-    engines = [engine] + ([escalation] if escalation is not None else [])
+    engines = [engine] + [e for e in (escalation, rescue) if e is not None]
+    rescues = rescue.calls if rescue is not None else 0
     runs = measure(readers, plans, data, engines)
     baseline = runs.pop("naive baseline")
     right = sum(n == (p.number or "").lstrip("0") for n, p in zip(baseline.numbers, plans, strict=True))
+    if rescue is not None:
+        print(f"    rescue engine ({rescue.name}) reads: {(rescue.calls - rescues) / len(plans):.2f}/card")
     report_speed(baseline, len(plans), None)
     print(f"    naive collector number right: {rate(right, len(plans))}")
     counts: dict[str, Counter[str]] = {}
@@ -105,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tessdata", default=None, help="directory of the first-read model (default: installed)")
     parser.add_argument("--escalation-tessdata", default=None, help="model directory for the escalation reads")
     parser.add_argument("--quick", action="store_true", help="skip the run without catalogue")
+    parser.add_argument("--no-rescue", action="store_true",
+                        help="without the rescue engine (STAGE_E_OCR_RESCUE=none), to measure what it does")
     parser.add_argument("--pixel-thread", action="store_true",
                         help="also run the project with the pixel analysis on a second thread, as OCR workers do")
     parser.add_argument("--drop-steps", default="",
@@ -119,15 +128,17 @@ def main(argv: list[str] | None = None) -> None:
     load = os.getloadavg()
     print(f"stage C bench: one worker, OMP_THREAD_LIMIT={os.environ.get('OMP_THREAD_LIMIT')}, {os.cpu_count()} CPUs, "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; model {model}/eng.traineddata ({size:.1f} MB)"
-        + (f"; escalation model {args.escalation_tessdata}" if args.escalation_tessdata else "") + levers)
+        + (f"; escalation model {args.escalation_tessdata}" if args.escalation_tessdata else "")
+        + ("; no rescue engine" if args.no_rescue else "; rescue engine rapidocr") + levers)
     worlds = Worlds()
     engine = _engine(args.tessdata)
     escalation = _engine(args.escalation_tessdata) if args.escalation_tessdata else None
+    rescue = None if args.no_rescue else CountingEngine(make_rescue_engine("rapidocr"))
     results = []
     with ThreadPoolExecutor(max_workers=1) as pixels:
         for name in args.sets.split(","):
             results.append(bench_set(name, worlds, args.cards, engine, escalation, args.quick, seed=args.seed,
-                                     pixels=pixels if args.pixel_thread else None))
+                                     pixels=pixels if args.pixel_thread else None, rescue=rescue))
     side_by_side(results)
     load = os.getloadavg()
     print(f"\nload average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from PIL import Image
 from stage_c_sets import Scan, World
@@ -16,7 +17,6 @@ from stage_c_sets import Scan, World
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.load import load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
-from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
 from stage_e_dagster.domain.kinds import name_and_hint
 
 _NAIVE_NUMBER = re.compile(r"(\d{1,4})\s*/\s*\d{1,4}")
@@ -25,7 +25,7 @@ _NAIVE_NUMBER = re.compile(r"(\d{1,4})\s*/\s*\d{1,4}")
 class CountingEngine:
     """An OCR engine that counts its calls (the bench's figure for OCR calls per card)."""
 
-    def __init__(self, inner: TesserocrEngine) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner, self.name, self.calls = inner, inner.name, 0
 
     def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
@@ -67,15 +67,16 @@ Reader = Callable[[Scan, bytes, Run], None]
 
 
 def project_reader(world: World, engine: CountingEngine, escalation: CountingEngine | None,
-                   with_catalog: bool, pixels: Executor | None = None) -> Reader:
+                   with_catalog: bool, pixels: Executor | None = None, rescue: CountingEngine | None = None) -> Reader:
     """`extract_evidence` as a worker runs it, with the catalogue and the card's name or with set codes only;
-    with `pixels`, the pixel analysis runs on that executor's thread beside the OCR, as in an OCR worker."""
+    with `pixels`, the pixel analysis runs on that executor's thread beside the OCR, as in an OCR worker; with
+    `rescue`, the second engine reads the numbers Tesseract could not (a worker's default)."""
 
     def read(scan: Scan, blob: bytes, run: Run) -> None:
         found = extract_evidence(blob, known_set_codes=world.known, engine=engine, escalation=escalation,
                                  catalog=world.read_catalog if with_catalog else None,
                                  name=card_name(scan) if with_catalog else None, timings=run.timings,
-                                 executor=pixels)
+                                 executor=pixels, rescue=rescue)
         assert isinstance(found, Evidence)
         run.evidence.append(found)
 

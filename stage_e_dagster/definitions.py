@@ -42,7 +42,7 @@ def build_definitions(settings: Settings) -> Definitions:
             # A batch waits a little for a slot before it throttles, so two queued batches on a one-slot host take
             # turns instead of churning through step retries.
             "ocr_slots": OcrSlots.from_settings(settings, database),
-            "ocr": OcrSettings(engine=settings.ocr_engine,
+            "ocr": OcrSettings(engine=settings.ocr_engine, rescue=settings.ocr_rescue,
                                tessdata_prefix=str(settings.tessdata_prefix) if settings.tessdata_prefix else None,
                                workers=settings.ocr_workers, task_timeout_seconds=settings.ocr_task_timeout_seconds,
                                throttle_retries=settings.ocr_throttle_retries,

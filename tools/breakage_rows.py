@@ -345,6 +345,25 @@ BREAKAGES = (
         ("tests/review/test_review_photos.py",),
         what="crops and thumbnails cut from the whole photo"),
     Breakage(
+        "the rescue engine never read", "stage_e_dagster/domain/evidence/collector.py",
+        (("    if rescue is None or catalog is None or name is None:", "    if True:"),),
+        ("tests/unit/test_collector_rescue.py::test_the_rescue_engine_reads_what_tesseract_cannot",),
+        what="`_rescue` returns nothing"),
+    Breakage(
+        "an unconfirmed rescue read kept", "stage_e_dagster/domain/evidence/collector.py",
+        (("        if reading.confirmed:\n            return replace(reading, texts=tuple(r.raw for r in readings) + "
+          "(reading.raw,))\n    return None",
+          "        if reading.number:\n            return replace(reading, texts=tuple(r.raw for r in readings) + "
+          "(reading.raw,))\n    return None"),),
+        ("tests/unit/test_collector_rescue.py::test_a_rescue_read_the_catalogue_does_not_confirm_is_not_kept",),
+        what="`_rescue` keeps any reading with a number"),
+    Breakage(
+        "specks kept over a text crop's first line", "stage_e_dagster/domain/evidence/preprocess.py",
+        (("    arr[~keep] = 255", "    pass"),),
+        ("tests/unit/test_collector_rescue.py::test_specks_over_the_first_line_do_not_cost_its_number",
+         "tests/unit/test_collector_rescue.py::test_the_margin_outside_the_lines_is_white"),
+        what="`_margin_cleared` clears nothing"),
+    Breakage(
         "a truncated reading votes", "stage_e_dagster/domain/evidence/fragments.py",
         (("""            digits.startswith(read_digits) or digits.endswith(read_digits)):
         return TRUNCATION""", """            digits.startswith(read_digits) or digits.endswith(read_digits)):

@@ -95,7 +95,7 @@ def image_evidence(
     envelope.check(mode=config.mode, run_id=run_id, detail=trip_detail)
     workers = ocr.workers or ocr_slots.local_workers
     settings = PoolSettings(
-        workers=workers, engine=ocr.engine, slots=ocr_slots.worker_config(),
+        workers=workers, engine=ocr.engine, rescue=ocr.rescue, slots=ocr_slots.worker_config(),
         holder=run_id, task_timeout_seconds=ocr.task_timeout_seconds,
         tessdata_prefix=Path(ocr.tessdata_prefix) if ocr.tessdata_prefix else None,
     )

@@ -15,6 +15,8 @@ class OcrSettings(ConfigurableResource):
     """Stage C's OCR settings. Workers beyond the free OCR slots exit at once, so `workers` is an upper bound."""
 
     engine: str = Field(default=Settings.ocr_engine, description=f"One of {', '.join(ENGINE_NAMES)}.")
+    rescue: str = Field(default=Settings.ocr_rescue,
+                        description="Second engine for the number Tesseract cannot read: rapidocr or none.")
     tessdata_prefix: str | None = Field(default=None, description="Directory searched first for language data.")
     workers: int | None = Field(default=Settings.ocr_workers,
                                 description="Worker processes per batch; default: the slot cap.")

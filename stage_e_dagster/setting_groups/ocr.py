@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stage_e_dagster.domain.evidence.ocr import ENGINE_NAMES as ENGINES
+from stage_e_dagster.domain.evidence.ocr_rapid import RESCUE_NAMES
 from stage_e_dagster.setting_groups.declare import (
     choice,
     fraction,
@@ -37,6 +38,10 @@ class OcrSettings:
     ocr_engine: str = setting(
         "STAGE_E_OCR_ENGINE", "tesserocr", "or `pytesseract` (needs the `tesseract` binary)", choice(*ENGINES),
         shown="`tesserocr`")
+    ocr_rescue: str = setting(
+        "STAGE_E_OCR_RESCUE", "rapidocr", "a second engine read when no Tesseract read of the collector number is "
+        "one the catalogue confirms (only a confirmed reading is kept); `none` turns it off", choice(*RESCUE_NAMES),
+        shown="`rapidocr`")
     ocr_workers: int | None = setting(
         "STAGE_E_OCR_WORKERS", None, "OCR worker processes one batch starts (workers beyond the free slots exit at "
         "once, so this is an upper bound)", positive_int, shown="the slot cap")

@@ -107,8 +107,8 @@ class Crew:
     def fits(self, settings: PoolSettings, catalog: ReadCatalog) -> bool:
         """Whether its workers run what `settings` and `catalog` ask for (engine, slots, language data, catalogue)."""
         ours = self.settings
-        return (ours.engine, ours.slots, ours.tessdata_prefix) == (settings.engine, settings.slots,
-                                                                   settings.tessdata_prefix) \
+        return (ours.engine, ours.rescue, ours.slots, ours.tessdata_prefix) == (
+            settings.engine, settings.rescue, settings.slots, settings.tessdata_prefix) \
             and (catalog is self.catalog or catalog == self.catalog)
 
     def spawn(self) -> Worker:

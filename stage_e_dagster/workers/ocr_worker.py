@@ -23,6 +23,7 @@ from stage_e_dagster.db.slots.cap import SlotCap
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import make_engine
+from stage_e_dagster.domain.evidence.ocr_rapid import make_rescue_engine
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.scan_files import read_scan, sha256_of
 
@@ -66,6 +67,7 @@ class PoolSettings:
     task_timeout_seconds: float = 120.0  # a card that takes longer is abandoned and its worker replaced
     max_replacements: int = 3  # workers replaced per batch before the batch gives up
     tessdata_prefix: Path | None = None  # searched first for OCR language data
+    rescue: str = "none"  # the second engine for numbers Tesseract cannot read (`ocr_rapid.RESCUE_NAMES`)
 
 
 def _die_with(owner_pid: int) -> None:
@@ -101,7 +103,8 @@ def _exit_with(owner_pid: int) -> None:
         time.sleep(0.5)
 
 
-def process_task(task: Task, engine: Any, catalog: ReadCatalog, executor: Executor | None = None) -> TaskResult:
+def process_task(task: Task, engine: Any, catalog: ReadCatalog, executor: Executor | None = None,
+                 rescue: Any = None) -> TaskResult:
     """Read the file, check it is the bytes the card was registered with, and extract (with the catalogue's
     knowledge and the card's name, one confirmed reading is enough; `executor` runs the pixel analysis beside the
     OCR). Never raises."""
@@ -117,7 +120,7 @@ def process_task(task: Task, engine: Any, catalog: ReadCatalog, executor: Execut
             try:
                 outcome = extract_evidence(data, known_set_codes=catalog.set_codes, engine=engine,
                                            only=task.extractors, catalog=catalog, name=task.name,
-                                           executor=executor)
+                                           executor=executor, rescue=rescue)
             except Exception as err:  # noqa: BLE001 - a bug on one image must not end the batch
                 outcome = EvidenceSkip("extraction-error", {"error": f"{type(err).__name__}: {err}"})
     return TaskResult(task.card_id, task.content_sha256, outcome, time.perf_counter() - started)
@@ -143,9 +146,14 @@ def worker_main(index: int, settings: PoolSettings, catalog: ReadCatalog, owner_
         except Exception as err:  # noqa: BLE001 - reported to the parent, which fails the batch clearly
             results.put(("error", index, f"OCR engine {settings.engine!r} unavailable: {err}"))
             return
+        try:
+            rescue = make_rescue_engine(settings.rescue)
+        except Exception as err:  # noqa: BLE001 - reported to the parent, which fails the batch clearly
+            results.put(("error", index, f"rescue OCR engine {settings.rescue!r} unavailable: {err}"))
+            return
         results.put(("ready", index, held[0]))
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pixels") as pixels:
             while (task := tasks.get()) is not None:
-                results.put(("result", index, process_task(task, engine, catalog, pixels)))
+                results.put(("result", index, process_task(task, engine, catalog, pixels, rescue)))
 
 

@@ -259,6 +259,7 @@ def read_collector(
     catalog: ReadCatalog | None = None,
     name: str | None = None,
     escalation: OcrEngine | None = None,
+    rescue: OcrEngine | None = None,
 ) -> CollectorReading:
     """Read the collector number in `crop` (the card's bottom band, or any crop holding the block): ladder steps
     in turn over each block that may hold it until one reading is confirmed by the catalogue (given `catalog` and
@@ -267,6 +268,11 @@ def read_collector(
     Agreement between differently preprocessed readings catches the confident single-digit misreads (5 -> 6)
     that a parse alone cannot. With neither, the accepted reading with most votes (then the best-scored reading)
     wins and is marked accepted only if it was. `max_attempts` caps the reads of each block.
+
+    `rescue` (a second engine, `ocr_rapid`) reads the first view when no Tesseract read was confirmed: its grey
+    image, then its blur undone (`RESCUE_VARIANTS`). Only a reading the catalogue confirms is kept; its other reads
+    neither vote nor stand as the best reading. Not on a card whose name has a numberless printing when no read
+    found a number where one would stand: that card prints none.
     """
     known = catalog.set_codes if catalog is not None else known_set_codes
     band = crop if isinstance(crop, BottomBand) else BottomBand.of(crop)
@@ -300,8 +306,35 @@ def read_collector(
                 votes[key] = votes.get(key, 0) + 1
                 if votes[key] >= votes_needed:
                     return replace(reading, texts=tuple(r.raw for r in readings))
+    rescued = _rescue(views[0], rescue, known, catalog, name, readings, maybe_numberless)
+    if rescued is not None:
+        return rescued
     best = max(readings, key=lambda r: (votes.get((r.number, r.set_code), 0) if r.accepted else 0, _score(r)))
     return replace(best, attempts=len(readings), texts=tuple(r.raw for r in readings))
+
+
+RESCUE_VARIANTS: tuple[Callable[[Prepared], Image.Image], ...] = (
+    lambda p: pp.pad(p.text()),
+    lambda p: pp.pad(p.deblurred().text()),
+)
+"""What the rescue engine reads of the first view, in turn: PP-OCR reads grey images, and each of these rescues
+lines the other does not."""
+
+
+def _rescue(view: tuple[Prepared, Block | None, int], rescue: OcrEngine | None, known: Collection[str],
+            catalog: ReadCatalog | None, name: str | None, readings: list[CollectorReading],
+            maybe_numberless: bool) -> CollectorReading | None:
+    """The rescue engine's confirmed reading of the first view, or None (see `read_collector`)."""
+    if rescue is None or catalog is None or name is None:
+        return None
+    if maybe_numberless and not any(r.number for r in readings):
+        return None
+    prepared, block, _ = view
+    for variant in RESCUE_VARIANTS:
+        reading = read_text(rescue.read(variant(prepared), psm=6), known, len(readings) + 1, catalog, name, block)
+        if reading.confirmed:
+            return replace(reading, texts=tuple(r.raw for r in readings) + (reading.raw,))
+    return None
 
 
 def legal_block(band: BottomBand, skip: Block | None) -> Block | None:

@@ -54,6 +54,7 @@ def extract_evidence(
     catalog: ReadCatalog | None = None,
     name: str | None = None,
     escalation: OcrEngine | None = None,
+    rescue: OcrEngine | None = None,
     timings: MutableMapping[str, float] | None = None,
     executor: Executor | None = None,
 ) -> Evidence | EvidenceSkip:
@@ -61,9 +62,11 @@ def extract_evidence(
 
     With `catalog` and the card's `name` (from its file name), one collector reading the catalogue confirms is
     enough and the legal line is not read when nothing needs it; without them the reader wants two readings that
-    agree. `escalation` is the OCR engine for the reader's escalation steps (default: `engine`). `timings`, when
-    given, accumulates seconds per extractor ("decode" for loading). `executor`, when given, runs the pixel
-    analysis (geometry, hashes, quality) while this thread reads the text lines (see `extract_from_loaded`).
+    agree. `escalation` is the OCR engine for the reader's escalation steps (default: `engine`); `rescue`, a
+    second engine for the number Tesseract could not read (`collector.read_collector`; confirmed readings only).
+    `timings`, when given, accumulates seconds per extractor ("decode" for loading). `executor`, when given, runs
+    the pixel analysis (geometry, hashes, quality) while this thread reads the text lines (see
+    `extract_from_loaded`).
 
     `extractor_versions` holds the versions of the extractors computed here. Never raises on bad bytes: they
     become an `EvidenceSkip`. Raises ValueError for an unknown extractor name in `only`.
@@ -78,7 +81,7 @@ def extract_evidence(
         return loaded
     return extract_from_loaded(
         loaded, known_set_codes=known_set_codes, engine=engine, selected=selected, today=today, catalog=catalog,
-        name=name, escalation=escalation, timings=timings, executor=executor, data=data,
+        name=name, escalation=escalation, rescue=rescue, timings=timings, executor=executor, data=data,
     )
 
 
@@ -113,6 +116,7 @@ def extract_from_loaded(
     catalog: ReadCatalog | None = None,
     name: str | None = None,
     escalation: OcrEngine | None = None,
+    rescue: OcrEngine | None = None,
     timings: MutableMapping[str, float] | None = None,
     executor: Executor | None = None,
     data: bytes | None = None,
@@ -141,7 +145,7 @@ def extract_from_loaded(
     def read(card: FoundCard) -> Evidence:
         evidence = _extract_card(card.loaded(loaded), known_set_codes=known_set_codes, engine=engine,
                                  selected=selected, today=today, catalog=catalog, name=name, escalation=escalation,
-                                 timings=timings, executor=executor)
+                                 rescue=rescue, timings=timings, executor=executor)
         if "card" in selected:
             evidence.card_corners = flat_corners(card.corners)
         return evidence
@@ -165,6 +169,7 @@ def _extract_card(
     catalog: ReadCatalog | None,
     name: str | None,
     escalation: OcrEngine | None,
+    rescue: OcrEngine | None,
     timings: MutableMapping[str, float] | None,
     executor: Executor | None,
 ) -> Evidence:
@@ -199,7 +204,7 @@ def _extract_card(
         assert band is not None
         with _timed(timings, "collector"):
             reading = read_collector(band, known_set_codes, engine, catalog=catalog, name=name,
-                                     escalation=escalation)
+                                     escalation=escalation, rescue=rescue)
         evidence.collector_raw = reading.raw
         evidence.collector_number = reading.number
         evidence.set_code_raw = reading.set_code_raw

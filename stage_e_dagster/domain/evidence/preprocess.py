@@ -187,7 +187,26 @@ def text_crop(gray: Image.Image, lines: list[Line], target: float = TARGET_LINE_
     right = min(gray.width, max(line.right for line in lines) + margin)
     box = (left, max(0, first.top - margin), right, min(gray.height, last.bottom + margin))
     factor = min(MAX_UPSCALE, target / max(1, first.height))
-    return resized(gray.crop(box), factor)
+    return resized(_margin_cleared(gray.crop(box), lines, box, first.height), factor)
+
+
+HALO = 0.15
+"""Rows and columns, in line heights, kept around the lines' ink when the margin is cleared (a blurred glyph's
+faint edge)."""
+
+
+def _margin_cleared(crop: Image.Image, lines: list[Line], box: tuple[int, int, int, int], height: int) -> Image.Image:
+    """`crop` with its margin outside the lines (and a `HALO`) turned white: what is left there of a frame or a
+    speck is no text, and a row of specks over the first line makes Tesseract's block read drop that line."""
+    halo = max(1, round(HALO * height))
+    left, top = box[0], box[1]
+    arr = np.asarray(crop, dtype=np.uint8).copy()
+    keep = np.zeros(arr.shape, dtype=bool)
+    for line in lines:
+        keep[max(0, line.top - halo - top):max(0, line.bottom + halo - top),
+             max(0, line.left - halo - left):max(0, line.right + halo - left)] = True
+    arr[~keep] = 255
+    return Image.fromarray(arr, "L")
 
 
 def deblurred(gray: Image.Image, sigma: float = DEBLUR_SIGMA, iterations: int = DEBLUR_ITERATIONS) -> Image.Image:

@@ -1,0 +1,109 @@
+"""A second OCR engine for the lines Tesseract cannot read: RapidOCR (PaddleOCR's PP-OCR models on onnxruntime).
+
+On small, blurred collector lines (digits 6-9 px high smeared over two or three pixels, JPEG at 50-80) PP-OCR's
+recogniser reads many lines Tesseract's every variant fails, and few wrong (`bench/ocr_engines.py`,
+docs/performance.md). It costs 3-4 times a Tesseract read, so the reader uses it only as a rescue: after the
+Tesseract ladder found nothing the catalogue confirms, and only a reading the catalogue confirms is kept
+(`collector.read_collector`).
+
+It runs offline, on CPU: the `rapidocr` wheel carries its models (PP-OCRv6 detection and recognition); one
+onnxruntime thread per session (`intra_op_num_threads=1`, `inter_op_num_threads=1`: the OpenMP limit does not
+reach onnxruntime), like every OCR worker, and inside the worker's OCR slot. The engine is built on first use in
+each process (a forked worker builds its own).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from stage_e_dagster.domain.evidence.ocr import OcrUnavailableError
+
+RESCUE_NAMES = ("rapidocr", "none")
+
+PARAMS: dict[str, Any] = {
+    "Global.log_level": "error",
+    "Global.use_cls": False,  # the reader's crops are upright
+    "EngineConfig.onnxruntime.intra_op_num_threads": 1,
+    "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+    # The default ("min", 736) enlarges a 420x90 strip until its short side is 736 px: over a second a read.
+    # "max" leaves a crop under 960 px at its own size.
+    "Det.limit_type": "max",
+    "Det.limit_side_len": 960,
+}
+
+
+def lines_of(boxes: Any, texts: Any) -> str:
+    """Detected text boxes as text lines, top to bottom, each line's boxes left to right: the shape Tesseract's
+    page read gives, so that one parser reads both. A box joins the line whose vertical span holds its centre."""
+    lines: list[list[tuple[float, float, float, str]]] = []
+    entries = [(min(p[1] for p in box), max(p[1] for p in box), min(p[0] for p in box), str(text))
+               for box, text in zip(boxes if boxes is not None else (), texts or (), strict=False)]
+    for top, bottom, left, text in sorted(entries):
+        middle = (top + bottom) / 2
+        line = next((ln for ln in lines if ln[0][0] <= middle <= ln[0][1]), None)
+        if line is None:
+            lines.append([(top, bottom, left, text)])
+        else:
+            line.append((top, bottom, left, text))
+    return "\n".join(" ".join(entry[3] for entry in sorted(line, key=lambda e: e[2])) for line in lines)
+
+
+class RapidOcrEngine:
+    """RapidOCR behind `OcrEngine.read`. `psm` and `whitelist` have no PP-OCR equivalent and are ignored."""
+
+    name = "rapidocr"
+
+    def __init__(self) -> None:
+        self._ocr: Any = None
+        self._pid = -1
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def available() -> bool:
+        """Whether rapidocr and onnxruntime import."""
+        try:
+            import onnxruntime  # noqa: F401
+            import rapidocr  # noqa: F401
+        except Exception:
+            return False
+        return True
+
+    def _ensure(self) -> Any:
+        if self._ocr is not None and self._pid == os.getpid():
+            return self._ocr
+        try:
+            import cv2
+            from rapidocr import RapidOCR
+        except Exception as exc:
+            raise OcrUnavailableError(f"rapidocr is not importable ({exc}); pip install rapidocr onnxruntime") from exc
+        cv2.setNumThreads(1)
+        self._ocr, self._pid = RapidOCR(params=dict(PARAMS)), os.getpid()
+        return self._ocr
+
+    def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
+        """Text of `image` (see `OcrEngine.read`), one line per detected text line."""
+        with self._lock:
+            out = self._ensure()(np.asarray(image.convert("RGB")))
+        return lines_of(out.boxes, out.txts)
+
+
+_shared: RapidOcrEngine | None = None
+
+
+def make_rescue_engine(name: str) -> RapidOcrEngine | None:
+    """The rescue engine by name ("none": no rescue), checked to be runnable; one per process. Raises
+    `OcrUnavailableError` naming what is missing, ValueError for an unknown name."""
+    global _shared
+    if name == "none":
+        return None
+    if name != "rapidocr":
+        raise ValueError(f"unknown rescue OCR engine {name!r}; choose one of {', '.join(RESCUE_NAMES)}")
+    engine = _shared or RapidOcrEngine()
+    engine._ensure()
+    _shared = engine
+    return engine

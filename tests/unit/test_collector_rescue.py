@@ -1,0 +1,141 @@
+"""The rescue engine and the cleared margin: what the reader does for a collector number Tesseract cannot read.
+
+- After the Tesseract ladder found no reading the catalogue confirms, the second engine (`ocr_rapid`) reads the
+  first view; only a reading the catalogue confirms is kept, never its other reads.
+- The margin of a text crop outside its lines is white: a row of specks over the first line made Tesseract's block
+  read drop that line.
+
+Scans are the first renderer's tuning scans (the reader is tuned on them); each case names the breakage it
+catches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from stage_e_dagster.demo.catalog import generate_catalog
+from stage_e_dagster.demo.hard import HardScan, plan_scans, read_catalog_of
+from stage_e_dagster.domain.evidence import preprocess as pp
+from stage_e_dagster.domain.evidence.collector import read_collector
+from stage_e_dagster.domain.evidence.extract import extract_evidence
+from stage_e_dagster.domain.evidence.model import Evidence
+from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
+from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine, lines_of, make_rescue_engine
+from stage_e_dagster.domain.evidence.parse import normalise_collector_number
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.printed_lines import MODERN, NUMBERLESS
+
+CARDS = generate_catalog(2000, seed=5)
+CATALOG = read_catalog_of(CARDS)
+TUNING = plan_scans(CARDS, 500, "hard", seed=101)
+
+
+def _number(scan: HardScan, rescue: object | None) -> str:
+    found = extract_evidence(scan.jpeg(), known_set_codes=CATALOG.set_codes, engine=TesserocrEngine(),
+                             catalog=CATALOG, name=scan.card["name"], only={"collector"}, rescue=rescue)
+    assert isinstance(found, Evidence)
+    return normalise_collector_number(found.collector_number)
+
+
+@pytest.mark.parametrize("index", [6, 55, 218])
+def test_the_rescue_engine_reads_what_tesseract_cannot(index: int) -> None:
+    """Breakage caught: the rescue not called, or its confirmed reading dropped."""
+    scan = TUNING[index]
+    want = normalise_collector_number(scan.card["collector_number"])
+    assert _number(scan, None) != want  # every Tesseract read of this blurred line misses
+    assert _number(scan, make_rescue_engine("rapidocr")) == want
+
+
+class Scripted:
+    """An engine that reads the same text of every image and counts its reads."""
+
+    def __init__(self, text: str, name: str = "scripted") -> None:
+        self.text, self.name, self.reads = text, name, 0
+
+    def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
+        self.reads += 1
+        return self.text
+
+
+def _band() -> Image.Image:
+    """A modern card's bottom band: a two-line collector block at the left, light type on black."""
+    band = Image.new("RGB", (700, 70), (15, 15, 15))
+    draw = ImageDraw.Draw(band)
+    font = ImageFont.load_default(size=13)
+    draw.text((40, 22), "0171/274 C", font=font, fill=(230, 230, 230))
+    draw.text((40, 40), "BFZ . EN Jon Doe", font=font, fill=(230, 230, 230))
+    return band
+
+
+def _catalog(*numbers: str, name: str = "Ulamog's Crusher") -> ReadCatalog:
+    return ReadCatalog.build([(name, "bfz", n) for n in numbers], totals={"bfz": 274}, layouts={"bfz": {MODERN}})
+
+
+def test_a_rescue_read_the_catalogue_does_not_confirm_is_not_kept() -> None:
+    """Breakage caught: an unconfirmed rescue read kept as the reading (a wrong number would vote)."""
+    catalog = _catalog("171")
+    rescue = Scripted("172/274 C\nBFZ • EN")  # a printing this name does not have
+    reading = read_collector(_band(), set(), Scripted(""), catalog=catalog, name="Ulamog's Crusher", rescue=rescue)
+    assert rescue.reads == 2  # both variants read
+    assert reading.number is None
+    rescue = Scripted("171/274 C\nBFZ • EN")
+    reading = read_collector(_band(), set(), Scripted(""), catalog=catalog, name="Ulamog's Crusher", rescue=rescue)
+    assert (reading.number, reading.confirmed, rescue.reads) == ("171", True, 1)
+
+
+def test_no_rescue_without_the_catalogue_or_where_the_card_prints_no_number() -> None:
+    """Breakage caught: the rescue read without a catalogue to confirm it, or on a card whose name has a numberless
+    printing when no read found a number (that card prints none: the rescue would only cost)."""
+    rescue = Scripted("171/274 C\nBFZ • EN")
+    read_collector(_band(), {"bfz"}, Scripted(""), rescue=rescue)
+    assert rescue.reads == 0
+    numberless = ReadCatalog.build([("Ulamog's Crusher", "bfz", "171"), ("Ulamog's Crusher", "leg", "9")],
+                                   totals={"bfz": 274}, layouts={"bfz": {MODERN}, "leg": {NUMBERLESS}})
+    read_collector(_band(), set(), Scripted("BFZ EN"), catalog=numberless, name="Ulamog's Crusher", rescue=rescue)
+    assert rescue.reads == 0
+
+
+def test_rapidocr_reads_a_collector_line_on_one_thread() -> None:
+    img = Image.new("L", (420, 90), 255)
+    ImageDraw.Draw(img).text((12, 14), "171/274 C\nBFZ • EN Jon Doe", font=ImageFont.load_default(size=24), fill=0)
+    engine = RapidOcrEngine()
+    text = engine.read(img)
+    assert text.splitlines()[0].replace(" ", "") == "171/274C"
+    sessions = [engine._ocr.text_det.session.session, engine._ocr.text_rec.session.session]
+    assert [s.get_session_options().intra_op_num_threads for s in sessions] == [1, 1]
+
+
+def test_boxes_become_lines_top_to_bottom_left_to_right() -> None:
+    boxes = [[[60, 30], [90, 30], [90, 44], [60, 44]], [[0, 0], [50, 0], [50, 14], [0, 14]],
+             [[0, 32], [50, 32], [50, 44], [0, 44]], [[55, 2], [80, 2], [80, 13], [55, 13]]]
+    assert lines_of(boxes, ["EN", "171/274", "BFZ", "C"]) == "171/274 C\nBFZ EN"
+    assert lines_of(None, None) == ""
+
+
+def test_an_unknown_rescue_engine_is_refused() -> None:
+    with pytest.raises(ValueError, match="rapidocr, none"):
+        make_rescue_engine("easyocr")
+    assert make_rescue_engine("none") is None
+
+
+@pytest.mark.parametrize("index", [15, 40, 76])
+def test_specks_over_the_first_line_do_not_cost_its_number(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Breakage caught: the text crop's margin kept as it is (what is left of a frame above the number line)."""
+    scan = TUNING[index]
+    want = normalise_collector_number(scan.card["collector_number"])
+    assert _number(scan, None) == want
+    monkeypatch.setattr(pp, "_margin_cleared", lambda crop, *args: crop)
+    assert _number(scan, None) != want
+
+
+def test_the_margin_outside_the_lines_is_white() -> None:
+    gray = Image.new("L", (120, 60), 255)
+    draw = ImageDraw.Draw(gray)
+    draw.rectangle((10, 20, 100, 33), fill=0)  # the line's ink
+    draw.point([(30, 12), (60, 13), (90, 12)], fill=0)  # specks above it, inside the crop's margin
+    lines = [pp.Line(20, 34, 10, 101)]
+    out = np.asarray(pp.text_crop(gray, lines, target=14))
+    assert out[:5].min() > 200  # the specks' rows are white
+    assert out[8:20].min() < 60  # the line is still there
