@@ -359,7 +359,8 @@ BREAKAGES = (
         what="`_rescue` keeps any reading with a number"),
     Breakage(
         "specks kept over a text crop's first line", "stage_e_dagster/domain/evidence/preprocess.py",
-        (("    arr[~keep] = 255", "    pass"),),
+        (("    arr[:max(0, lines[0].top - halo - top)] = 255\n    arr[max(0, lines[-1].bottom + halo - top):] = 255",
+          "    pass"),),
         ("tests/unit/test_collector_rescue.py::test_specks_over_the_first_line_do_not_cost_its_number",
          "tests/unit/test_collector_rescue.py::test_the_margin_outside_the_lines_is_white"),
         what="`_margin_cleared` clears nothing"),

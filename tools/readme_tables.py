@@ -54,7 +54,7 @@ def configuration_table() -> str:
 
 
 _CANDIDATES = ("7", "2.5", "0.5", "off", "on", "machine-quorum", "pytesseract", "*/7 * * * *", "Europe/Paris",
-               "http://example.invalid:1", "global")
+               "http://example.invalid:1", "global", "none")
 """Values tried, in order, to change a setting: the first one its parser takes that differs from its default."""
 
 

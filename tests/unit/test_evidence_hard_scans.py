@@ -67,14 +67,14 @@ def got(found: Evidence) -> tuple[str | None, str | None]:
     return normalise_collector_number(found.collector_number) or None, found.set_code
 
 
-@pytest.mark.parametrize("index", [75, 107, 122, 152])
+@pytest.mark.parametrize("index", [75, 122, 152])
 def test_slash_read_as_a_digit(engine: TesserocrEngine, index: int) -> None:
     found, texts = read(PLAN[index], engine)
     assert any(re.search(r"\d{5,}", text) for text in texts), texts  # "184/302" came out as "1847302"
     assert got(found) == expected(PLAN[index].card), texts
 
 
-@pytest.mark.parametrize("index", [81, 108, 19, 80])
+@pytest.mark.parametrize("index", [81, 108, 19])
 def test_artist_credit_brush_read_as_a_lone_digit(engine: TesserocrEngine, index: int) -> None:
     scan = PLAN[index]
     assert layout_of_card(scan.card) in CODE_LAYOUTS

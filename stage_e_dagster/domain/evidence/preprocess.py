@@ -191,21 +191,19 @@ def text_crop(gray: Image.Image, lines: list[Line], target: float = TARGET_LINE_
 
 
 HALO = 0.15
-"""Rows and columns, in line heights, kept around the lines' ink when the margin is cleared (a blurred glyph's
+"""Rows, in line heights, kept above and below the lines' ink when the margin is cleared (a blurred glyph's
 faint edge)."""
 
 
 def _margin_cleared(crop: Image.Image, lines: list[Line], box: tuple[int, int, int, int], height: int) -> Image.Image:
-    """`crop` with its margin outside the lines (and a `HALO`) turned white: what is left there of a frame or a
-    speck is no text, and a row of specks over the first line makes Tesseract's block read drop that line."""
+    """`crop` with its rows above the first line and below the last (beyond a `HALO`) turned white: what is left
+    there of a frame or a speck is no text, and a row of specks over the first line makes Tesseract's block read
+    drop that line. Columns are kept: a line's faint ends (a star's rays, a suffix) may lie outside its ink."""
     halo = max(1, round(HALO * height))
-    left, top = box[0], box[1]
+    top = box[1]
     arr = np.asarray(crop, dtype=np.uint8).copy()
-    keep = np.zeros(arr.shape, dtype=bool)
-    for line in lines:
-        keep[max(0, line.top - halo - top):max(0, line.bottom + halo - top),
-             max(0, line.left - halo - left):max(0, line.right + halo - left)] = True
-    arr[~keep] = 255
+    arr[:max(0, lines[0].top - halo - top)] = 255
+    arr[max(0, lines[-1].bottom + halo - top):] = 255
     return Image.fromarray(arr, "L")
 
 
