@@ -1,5 +1,6 @@
 """Does a second OCR engine read the hard collector lines? Tesseract (the project's `TesserocrEngine`) against
-RapidOCR (PP-OCR models on onnxruntime, shipped in the `rapidocr-onnxruntime` wheel), crop by crop.
+RapidOCR (the project's rescue engine, `ocr_rapid.RapidOcrEngine`: PP-OCRv6 models on onnxruntime, shipped in the
+`rapidocr` wheel), crop by crop.
 
 The crops are the ones the reader reads first: on each degraded scan of the hard sets ("hard" from the first
 renderer, "holdout" from the second), the card is found (`card_finder.find_card`), its bottom band cut as Stage C
@@ -8,12 +9,11 @@ Tesseract the ladder's first image (binarised, the reader's first read), RapidOC
 trained on natural images). A read is right when the reader's parse of its text (`collector.read_text`, with the
 catalogue and the card's name) gives the printed number. The whole reader (`read_collector`, the Tesseract ladder
 of up to eight reads over every block) runs on the same band: the scans it misreads or leaves unread are "the hard
-lines", where a second engine would have to earn its place as an escalation engine.
+lines", where the rescue engine earns its place (the reader reads them with it only after the ladder).
 
 RapidOCR runs as an OCR worker would have to run it: offline (its models are in the wheel), on CPU, one thread
 (onnxruntime's `intra_op_num_threads=1` and `inter_op_num_threads=1`, which OMP_THREAD_LIMIT does not reach;
-OpenCV's pool set to one). It is not a project dependency: where it does not import, this bench says how to
-install it beside the project's headless OpenCV and exits non-zero.
+OpenCV's pool set to one).
 
     python bench/ocr_engines.py                    # 80 scans per set, about three minutes on 2 cores
     python bench/ocr_engines.py --cards 40 --sets hard
@@ -28,7 +28,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from PIL import Image
 from stage_c_readers import card_name, render
 from stage_c_sets import Scan, Worlds, plan_set
@@ -43,54 +42,15 @@ from stage_e_dagster.domain.evidence.geometry import classify_bleed, crop_region
 from stage_e_dagster.domain.evidence.load import load_scan
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
+from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
 
-INSTALL = (
-    "rapidocr_onnxruntime is not importable; it is not a project dependency. Install it beside the project's\n"
-    "headless OpenCV without its own dependencies (it requires opencv-python, a second OpenCV wheel that must\n"
-    "not install beside opencv-python-headless):\n"
-    "    pip install --no-deps rapidocr-onnxruntime==1.4.4 onnxruntime pyclipper shapely flatbuffers \\\n"
-    "        protobuf six tqdm pyyaml\n"
-    "(numpy, Pillow, packaging and opencv-python-headless come with the project)."
-)
-ONE_THREAD = {"intra_op_num_threads": 1, "inter_op_num_threads": 1}
-SMALL_CROP = {"det_limit_type": "max", "det_limit_side_len": 960}
-"""RapidOCR's default ("min", 736) enlarges a crop until its short side is 736 px: a 420x90 strip is detected at
-3434x736 for over a second. "max" leaves a crop under 960 px at its size."""
 
-
-class RapidEngine:
-    """RapidOCR behind `OcrEngine.read`: the detected boxes grouped into lines top to bottom, each line's boxes
-    left to right. `psm` and `whitelist` have no PP-OCR equivalent and are ignored; no angle classifier (the
-    crops are upright)."""
-
-    name = "rapidocr"
-
-    def __init__(self) -> None:
-        from rapidocr_onnxruntime import RapidOCR
-
-        self._ocr = RapidOCR(**SMALL_CROP, **ONE_THREAD)
-        import cv2
-
-        cv2.setNumThreads(1)
-
-    def threads(self) -> dict[str, int]:
-        """The thread counts the three onnxruntime sessions were built with."""
-        sessions = {"det": self._ocr.text_det.infer, "cls": self._ocr.text_cls.infer, "rec": self._ocr.text_rec.session}
-        return {key: s.session.get_session_options().intra_op_num_threads for key, s in sessions.items()}
-
-    def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
-        result, _ = self._ocr(np.asarray(image.convert("RGB")), use_cls=False)
-        lines: list[list[tuple[float, float, float, str]]] = []
-        for box, text, _score in sorted(result or [], key=lambda b: min(p[1] for p in b[0])):
-            top, bottom = min(p[1] for p in box), max(p[1] for p in box)
-            entry = (top, bottom, min(p[0] for p in box), text)
-            line = next((ln for ln in lines if ln[0][0] <= (top + bottom) / 2 <= ln[0][1]), None)
-            if line is None:
-                lines.append([entry])
-            else:
-                line.append(entry)
-        return "\n".join(" ".join(e[3] for e in sorted(line, key=lambda e: e[2])) for line in lines)
+def session_threads(rapid: RapidOcrEngine) -> dict[str, int]:
+    """The thread counts the onnxruntime sessions were built with (after a first read loaded them)."""
+    ocr = rapid._ocr
+    sessions = {"det": ocr.text_det, "rec": ocr.text_rec}
+    return {key: part.session.session.get_session_options().intra_op_num_threads for key, part in sessions.items()}
 
 
 @dataclass
@@ -143,7 +103,7 @@ def _band(blob: bytes) -> BottomBand | None:
 
 
 def run_set(name: str, worlds: Worlds, count: int, seed: int, tess: TesserocrEngine,
-            rapid: RapidEngine) -> dict[str, Tally]:
+            rapid: RapidOcrEngine) -> dict[str, Tally]:
     world = worlds.of(name)
     plans: list[Scan] = [s for s in plan_set(name, worlds, count, seed) if s.degraded and s.number is not None]
     started = time.perf_counter()
@@ -190,18 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     testkit.setup()  # one OpenMP thread, as an OCR worker runs, before the first engine loads
-    try:
-        rapid = RapidEngine()
-    except ImportError as exc:
-        print(f"{INSTALL}\n({exc})", file=sys.stderr)
-        return 2
+    rapid = RapidOcrEngine()
     tess = TesserocrEngine()
     warm = Image.new("L", (300, 60), 255)
     tess.read(warm)
     rapid.read(warm)
     load = os.getloadavg()
     print(f"OCR engines bench: {os.cpu_count()} CPUs, OMP_THREAD_LIMIT={os.environ.get('OMP_THREAD_LIMIT')}, "
-          f"rapidocr onnxruntime session threads {rapid.threads()}; load average {load[0]:.2f} {load[1]:.2f} "
+          f"rapidocr onnxruntime session threads {session_threads(rapid)}; load average {load[0]:.2f} {load[1]:.2f} "
           f"{load[2]:.2f}")
     worlds = Worlds()
     total = {"all": Tally(), "reader wrong or unread": Tally()}
