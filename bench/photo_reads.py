@@ -6,7 +6,8 @@ and "voted right" / "voted wrong" (the Stage D calculators' machine votes over t
 shown, or for another). Each runs on every card the finder answered for a photo, with `extract_from_loaded` exactly
 as Stage C calls it on a decoded photo (the finder again, the card straightened, read with the catalogue's knowledge
 and the card's name, turned half a turn once when the number did not read and the way up was unsure), one
-Tesseract engine per worker. Precision is right votes over all machine votes, on found and not found alike.
+Tesseract engine and one rescue engine per worker (`STAGE_E_OCR_RESCUE`, as a worker reads it: `none` measures the
+reader without it). Precision is right votes over all machine votes, on found and not found alike.
 
     python bench/photo_reads.py                 # the photo benchmark's arguments (see bench/photos.py)
     python bench/photo_reads.py --photos 40 --skips 4
@@ -14,6 +15,7 @@ Tesseract engine per worker. Precision is right votes over all machine votes, on
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import defaultdict
 from datetime import date
@@ -34,13 +36,14 @@ from stage_e_dagster.domain.evidence.hashing import symbol_phash
 from stage_e_dagster.domain.evidence.load import LoadedScan
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import make_engine
+from stage_e_dagster.domain.evidence.ocr_rapid import make_rescue_engine
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
 from stage_e_dagster.domain.printed_lines import NUMBERLESS
 
 
 @cache
-def _world() -> tuple[Any, Any, dict[str, list[PrintingRef]], dict[str, int], dict[str, ExpansionRef]]:
-    """The bench's catalogue as each stage sees it, and this worker's OCR engine (built once per worker)."""
+def _world() -> tuple[Any, Any, dict[str, list[PrintingRef]], dict[str, int], dict[str, ExpansionRef], Any]:
+    """The bench's catalogue as each stage sees it, and this worker's OCR engines (built once per worker)."""
     cards = generate_catalog(photos.PRINTINGS, seed=photos.CATALOG_SEED)
     by_name: dict[str, list[PrintingRef]] = defaultdict(list)
     ids: dict[str, int] = {}
@@ -53,7 +56,8 @@ def _world() -> tuple[Any, Any, dict[str, list[PrintingRef]], dict[str, int], di
         released[card["set"]] = card["released_at"]
     expansions = {code: ExpansionRef(code, date.fromisoformat(str(day)), symbol_phash(render_set_symbol(code)))
                   for code, day in released.items()}
-    return make_engine("tesserocr", None), read_catalog_of(cards), dict(by_name), ids, expansions
+    rescue = make_rescue_engine(os.environ.get("STAGE_E_OCR_RESCUE", "rapidocr"))
+    return (make_engine("tesserocr", None), read_catalog_of(cards), dict(by_name), ids, expansions, rescue)
 
 
 _LAST: dict[int, tuple[Evidence | None, list[int]]] = {}
@@ -66,9 +70,10 @@ def _judged(found: FoundCard, printing: dict[str, Any], photo: LoadedScan,
     key = id(found)
     if key not in _LAST:
         _LAST.clear()
-        engine, catalog, by_name, _ids, expansions = _world()
+        engine, catalog, by_name, _ids, expansions, rescue = _world()
         evidence = extract_from_loaded(photo, known_set_codes=catalog.set_codes, engine=engine,
-                                       selected=EXTRACTORS, catalog=catalog, name=printing["name"], data=data)
+                                       selected=EXTRACTORS, catalog=catalog, name=printing["name"], data=data,
+                                       rescue=rescue)
         if not isinstance(evidence, Evidence):
             _LAST[key] = (None, [])
         else:
