@@ -358,6 +358,12 @@ BREAKAGES = (
         ("tests/unit/test_collector_rescue.py::test_a_rescue_read_the_catalogue_does_not_confirm_is_not_kept",),
         what="`_rescue` keeps any reading with a number"),
     Breakage(
+        "the rescue engine loaded at every worker's start", "stage_e_dagster/domain/evidence/ocr_rapid.py",
+        (("    _shared = _shared or RapidOcrEngine()\n    return _shared",
+          "    _shared = _shared or RapidOcrEngine()\n    _shared._ensure()\n    return _shared"),),
+        ("tests/unit/test_collector_rescue.py::test_making_the_rescue_engine_imports_nothing_heavy",),
+        what="`make_rescue_engine` imports rapidocr"),
+    Breakage(
         "specks kept over a text crop's first line", "stage_e_dagster/domain/evidence/preprocess.py",
         (("    arr[:max(0, lines[0].top - halo - top)] = 255\n    arr[max(0, lines[-1].bottom + halo - top):] = 255",
           "    pass"),),

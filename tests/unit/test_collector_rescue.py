@@ -141,3 +141,16 @@ def test_the_margin_outside_the_lines_is_white() -> None:
     assert out[:4].min() > 200  # the specks' rows above are white
     assert out[-4:].min() > 200  # and below
     assert out[6:20].min() < 60  # the line is still there
+
+
+def test_making_the_rescue_engine_imports_nothing_heavy() -> None:
+    """A worker makes it at start for every run; most never read with it. Breakage caught: the engine's packages
+    imported when it is made (0.8 s of CPU per worker start)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from stage_e_dagster.domain.evidence.ocr_rapid import make_rescue_engine; "
+             "make_rescue_engine('rapidocr'); print(sorted({m.split('.')[0] for m in sys.modules} & "
+             "{'rapidocr', 'onnxruntime', 'cv2'}))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", (out.stdout, out.stderr[-2000:])

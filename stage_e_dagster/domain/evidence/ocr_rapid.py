@@ -8,12 +8,13 @@ Tesseract ladder found nothing the catalogue confirms, and only a reading the ca
 
 It runs offline, on CPU: the `rapidocr` wheel carries its models (PP-OCRv6 detection and recognition); one
 onnxruntime thread per session (`intra_op_num_threads=1`, `inter_op_num_threads=1`: the OpenMP limit does not
-reach onnxruntime), like every OCR worker, and inside the worker's OCR slot. The engine is built on first use in
-each process (a forked worker builds its own).
+reach onnxruntime), like every OCR worker, and inside the worker's OCR slot. The engine is built on its first read
+in each process (a forked worker builds its own).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from typing import Any
@@ -96,14 +97,17 @@ _shared: RapidOcrEngine | None = None
 
 
 def make_rescue_engine(name: str) -> RapidOcrEngine | None:
-    """The rescue engine by name ("none": no rescue), checked to be runnable; one per process. Raises
-    `OcrUnavailableError` naming what is missing, ValueError for an unknown name."""
+    """The rescue engine by name ("none": no rescue), one per process, its packages checked to be installed; they
+    are imported on its first read (importing them costs about 0.8 s of CPU, which most workers never need to pay).
+    Raises `OcrUnavailableError` naming what is missing, ValueError for an unknown name."""
     global _shared
     if name == "none":
         return None
     if name != "rapidocr":
         raise ValueError(f"unknown rescue OCR engine {name!r}; choose one of {', '.join(RESCUE_NAMES)}")
-    engine = _shared or RapidOcrEngine()
-    engine._ensure()
-    _shared = engine
-    return engine
+    missing = [package for package in ("rapidocr", "onnxruntime") if importlib.util.find_spec(package) is None]
+    if missing:
+        raise OcrUnavailableError(f"{' and '.join(missing)} not installed; pip install rapidocr onnxruntime, or set "
+                                  "STAGE_E_OCR_RESCUE=none")
+    _shared = _shared or RapidOcrEngine()
+    return _shared
