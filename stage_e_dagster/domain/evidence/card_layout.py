@@ -39,6 +39,7 @@ FIT_ALONG = (0.042, *ALONG, 0.958)
 SLACK = 0.02
 # The scales and shifts (share of the card) tried when fitting the lines back to their places.
 SCALES = np.arange(0.90, 1.1001, 0.0025)
+NEAR_SCALES = SCALES[np.abs(SCALES - 1) <= 0.04]
 SHIFTS = np.arange(-0.07, 0.0701, 1 / SIZE[1])
 
 
@@ -85,23 +86,23 @@ def read_layout(card_rgb: np.ndarray) -> Layout:
     return Layout(_score(gx, gy), _score(gx[::-1, ::-1], gy[::-1, ::-1]))
 
 
-def _fit_axis(profile: np.ndarray, places: tuple[float, ...],
-              strength: np.ndarray | None = None) -> tuple[float, float, float]:
+def _fit_axis(profile: np.ndarray, places: tuple[float, ...], strength: np.ndarray | None = None,
+              scales: np.ndarray = SCALES) -> tuple[float, float, float]:
     """The scale and shift (a, b) that put `places` (p) on the profile's lines at a * p + b, and the mean profile
     there. A line a few pixels thick passes along its whole width: of such fits, the one on the lines' middles
     (the strongest mean gradient, `strength`), and of equally good ones, the one nearest no change."""
     n = len(profile)
     p = np.asarray(places)
-    at = SCALES[:, None, None] * p[None, None, :] + SHIFTS[None, :, None]  # (S, B, P)
+    at = scales[:, None, None] * p[None, None, :] + SHIFTS[None, :, None]  # (S, B, P)
     idx = np.rint(at * n).astype(int)
     ok = (idx >= 0) & (idx < n)
     value = np.where(ok, profile[np.clip(idx, 0, n - 1)], 0.0).mean(axis=2)
-    cost = value - 0.05 * np.abs(SCALES - 1)[:, None] - 0.05 * np.abs(SHIFTS)[None, :]
+    cost = value - 0.05 * np.abs(scales - 1)[:, None] - 0.05 * np.abs(SHIFTS)[None, :]
     if strength is not None:
         sharp = strength / max(float(strength.max()), 1e-6)
         cost = cost + 0.5 * np.where(ok, sharp[np.clip(idx, 0, n - 1)], 0.0).mean(axis=2)
     s, b = np.unravel_index(int(np.argmax(cost)), cost.shape)
-    return float(SCALES[s]), float(SHIFTS[b]), float(value[s, b])
+    return float(scales[s]), float(SHIFTS[b]), float(value[s, b])
 
 
 def fit(card_rgb: np.ndarray, least: float) -> np.ndarray | None:
@@ -115,6 +116,8 @@ def fit(card_rgb: np.ndarray, least: float) -> np.ndarray | None:
     row_strength, col_strength = _profiles(np.minimum(gx, 4 * LINE_EDGE), np.minimum(gy, 4 * LINE_EDGE))
     ay, by, vy = _fit_axis(rows, ACROSS, row_strength)
     ax, bx, vx = _fit_axis(cols, FIT_ALONG, col_strength)
+    if vx < least:  # no frame's sides seen: the text box's alone, at scales that cannot take the frame's for them
+        ax, bx, vx = _fit_axis(cols, ALONG, col_strength, NEAR_SCALES)
     if vy < least and vx < least:
         return None
     x0, x1 = (bx, ax + bx) if vx >= least else (0.0, 1.0)  # an axis whose lines do not show stays as it is
