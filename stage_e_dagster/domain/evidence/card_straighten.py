@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_layout import fit, read_layout
+from stage_e_dagster.domain.evidence.card_layout import SIZE, fit, read_layout
 from stage_e_dagster.domain.evidence.card_orientation import read_orientation
 
 Corner = tuple[float, float]
@@ -52,30 +52,39 @@ def straighten(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float
     """The card warped upright from the full image, how sure that way up is, its corners as it reads, and how much
     of a card's frame lines it shows (`card_layout`). The frame lines decide which way up when they clearly tell
     (the colour cues otherwise; when the two disagree the answer is marked unsure), and when they sit off their
-    places the corners move to where the lines put the card's edges."""
+    places the corners move to where the lines put the card's edges. The cues and the fits are read on one small
+    copy of the straightened card (moved outlines are warped from it); the full image is warped again only when
+    the corners moved."""
     warped = _warp(image, quad)
-    orientation = read_orientation(warped)
-    lines = read_layout(warped)
+    small = cv2.resize(warped, SIZE, interpolation=cv2.INTER_AREA)
+    orientation = read_orientation(small)
+    lines = read_layout(small)
     turn = (lines.turned - lines.score >= LAYOUT_TURN
             or (not orientation.upright and lines.score - lines.turned < LAYOUT_TURN))
     margin = orientation.margin if turn != orientation.upright else 0.0
     if turn:
-        warped = cv2.rotate(warped, cv2.ROTATE_180)
+        warped, small = cv2.rotate(warped, cv2.ROTATE_180), cv2.rotate(small, cv2.ROTATE_180)
         quad = np.roll(quad, 2, axis=0)
     score = lines.turned if turn else lines.score
+    w, h = SIZE
+    frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    to_card = cv2.getPerspectiveTransform(quad.astype(np.float32), frame)  # the photo to the small copy
+    card, current = np.eye(3), small  # the current outline's small copy, and the map from it to the first's
     for _ in range(FIT_ROUNDS):  # (a side moved home may let the other axis's lines show)
-        corners = fit(warped, LAYOUT_FIT)
+        corners = fit(current, LAYOUT_FIT)
         if corners is None:
             break
-        h, w = warped.shape[:2]
-        target = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
-        back = np.linalg.inv(cv2.getPerspectiveTransform(quad.astype(np.float32), target))
-        moved = cv2.perspectiveTransform((corners * (w, h))[None], back)[0]
-        if np.any(moved < 0) or np.any(moved > np.array(image.size, np.float64)):
-            break
-        rewarped = _warp(image, moved)
+        moved = cv2.perspectiveTransform((corners * (w, h))[None], card)[0]
+        step = cv2.getPerspectiveTransform(frame, moved.astype(np.float32))
+        rewarped = cv2.warpPerspective(small, np.linalg.inv(step), SIZE, flags=cv2.INTER_LINEAR,
+                                       borderMode=cv2.BORDER_REPLICATE)
         again = read_layout(rewarped).score
         if again < score:
             break
-        warped, quad, score = rewarped, moved, again
+        card, current, score = step, rewarped, again
+    if current is not small:
+        moved = cv2.perspectiveTransform(cv2.perspectiveTransform(frame[None].astype(np.float64), card),
+                                         np.linalg.inv(to_card))[0]
+        if np.all(moved >= 0) and np.all(moved <= np.array(image.size, np.float64)):
+            warped, quad = _warp(image, moved), moved
     return Image.fromarray(warped, "RGB"), margin, quad, score
