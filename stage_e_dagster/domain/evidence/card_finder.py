@@ -34,6 +34,7 @@ from PIL import Image
 
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.card_border import grow
+from stage_e_dagster.domain.evidence.card_lines import side_support
 from stage_e_dagster.domain.evidence.card_outline import (
     SURFACE_DELTA,
     Outline,
@@ -91,6 +92,13 @@ ON_SURFACE = 0.4
 NEAR_FRAME = 0.12
 # A straightened card showing less than this share of a card's frame lines where they belong is no whole card.
 LAYOUT_MIN = 0.7
+# A card guessed round its art box has its sides on edges: their mean support at least the first, the weakest's at
+# least the second (as a card-like outline's).
+EDGES_SEEN = (0.72, 0.45)
+# A card guessed round its art box shows at least this share of its frame lines. The art box's share of the card's
+# area (`layout.ART_BOX`).
+ART_BOX_LAYOUT = 0.9
+ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - layout.ART_BOX[1])
 # An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
 # loosely cropped scan rather than skipped. It stops short of a phone's 3:4 (0.75).
 LOOSE_ASPECT = 0.04
@@ -188,16 +196,55 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     quad = _portrait_order(quad)
     if _is_whole_image(quad, sw, sh):
         return FoundCard(image, image_corners(), SCAN, detail={"edges": "image"})
-    if chosen.area < MIN_CARD_AREA:
-        return CardNotFound(CARD_TOO_SMALL, {"area": round(chosen.area, 4), "min_area": MIN_CARD_AREA})
     full_quad = quad / factor
+    area = chosen.area
+    if area < MIN_CARD_AREA and area / ART_BOX_AREA < MIN_CARD_AREA:
+        return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
     card, margin, quad_full, lines = straighten(image, full_quad)
-    if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one, or a guess
-        return CardNotFound(NO_CARD, {"area": round(chosen.area, 4), "layout": round(lines, 3)})
+    if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
+        held = _around_art_box(image, full_quad, lambda q: _edges_seen(q * factor, prepared.gradient))
+        if held is None:
+            if area < MIN_CARD_AREA:
+                return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
+            return CardNotFound(NO_CARD, {"area": round(area, 4), "layout": round(lines, 3)})
+        card, margin, quad_full, lines = held
+        area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)
+    if area < MIN_CARD_AREA:
+        return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
     corners = tuple((float(x) / width, float(y) / height) for x, y in quad_full)
-    detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3)}
-    return FoundCard(card, corners, PHOTO, area=round(chosen.area, 4),  # type: ignore[arg-type]
+    detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3), "layout": round(lines, 3)}
+    return FoundCard(card, corners, PHOTO, area=round(area, 4),  # type: ignore[arg-type]
                      orientation_margin=round(margin, 3), detail=detail)
+
+
+def _edges_seen(quad: np.ndarray, gradient: np.ndarray) -> bool:
+    """Whether a quad's four sides (small-copy pixels) lie on strong edges, as a card-like outline's do."""
+    supports = [side_support(gradient, quad[i], quad[(i + 1) % 4]) for i in range(4)]
+    return float(np.mean(supports)) >= EDGES_SEEN[0] and min(supports) >= EDGES_SEEN[1]
+
+
+def _around_art_box(image: Image.Image, quad: np.ndarray,
+                    seen: Callable[[np.ndarray], bool]) -> tuple[Image.Image, float, np.ndarray, float] | None:
+    """The card an outline is the art box of, straightened, when that card lies whole in the photo, its edges are
+    `seen` there, and it shows nearly all its frame lines where they belong (ART_BOX_LAYOUT: a guess must prove
+    more than an outline found). A card's art box (53.5 x 38.7 mm) is nearly a card's proportions turned a quarter,
+    with strong straight sides, so it can stand for the card; the card lies round it where `layout` puts it, the
+    art box's long sides across the card, the name above it or below (both are tried)."""
+    box = layout.ART_BOX
+    art = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]], np.float32)
+    unit = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], np.float64)
+    best = None
+    for turn in range(4):
+        q = np.roll(quad, -turn, axis=0)
+        if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):  # the art box's top is a long side
+            continue
+        card = cv2.perspectiveTransform(unit, cv2.getPerspectiveTransform(art, q.astype(np.float32)))[0]
+        if np.any(card < 0) or np.any(card > np.array(image.size, np.float64)) or not seen(card):
+            continue
+        found = straighten(image, card)
+        if found[3] >= ART_BOX_LAYOUT and (best is None or found[3] > best[3]):
+            best = found
+    return best
 
 
 def choose(found: list[Outline], prepared: Prepared,
