@@ -28,6 +28,7 @@ from stage_e_dagster.domain.evidence.card_finder import (
     SEVERAL_CARDS,
     CardNotFound,
     FoundCard,
+    _around_art_box,
     _surface_inside,
     find_card,
     image_corners,
@@ -242,3 +243,17 @@ def test_the_frame_lines_tell_which_way_up() -> None:
     assert upright.score - upright.turned >= 0.1
     turned = read_layout(np.ascontiguousarray(face[::-1, ::-1]))
     assert turned.turned - turned.score >= 0.1
+
+
+def test_the_card_round_its_art_box_is_found_from_the_art_box() -> None:
+    """An outline on the art box (nearly a card's proportions) gives the card round it, when that card's edges are
+    seen and its frame lines lie where they belong; a card run off the photo round it gives nothing."""
+    photo = draw_photo(_render(0), _plan(rotation_deg=100.0, card_fraction=0.3), others=())
+    art = np.roll(_inside(photo.corners, layout.ART_BOX, photo.image.size), 1, axis=0)
+    found = _around_art_box(photo.image, art, lambda quad: True)
+    assert found is not None
+    error = _corner_error(tuple(map(tuple, found[2] / photo.image.size)), photo.corners, photo.image.size)
+    assert error <= TOLERANCE, error
+    assert _around_art_box(photo.image, art, lambda quad: False) is None
+    off = art + np.array([0.0, -0.4 * photo.image.size[1]])  # the card round it would run off the top
+    assert _around_art_box(photo.image, off, lambda quad: True) is None
