@@ -90,14 +90,13 @@ SURFACE_INSIDE = 0.5
 ON_SURFACE = 0.4
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
 NEAR_FRAME = 0.12
-# A straightened card showing less than this share of a card's frame lines where they belong is no whole card.
-LAYOUT_MIN = 0.7
+# A straightened card showing less than this share of a card's frame lines where they belong is no whole card, or
+# one whose outline is off by more than the lines can be fitted back (a side turned on the name bar or the art).
+LAYOUT_MIN = 0.9
 # A card guessed round its art box has its sides on edges: their mean support at least the first, the weakest's at
 # least the second (as a card-like outline's).
 EDGES_SEEN = (0.72, 0.45)
-# A card guessed round its art box shows at least this share of its frame lines. The art box's share of the card's
-# area (`layout.ART_BOX`).
-ART_BOX_LAYOUT = 0.9
+# The art box's share of the card's area (`layout.ART_BOX`).
 ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - layout.ART_BOX[1])
 # An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
 # loosely cropped scan rather than skipped. It stops short of a phone's 3:4 (0.75).
@@ -226,10 +225,10 @@ def _edges_seen(quad: np.ndarray, gradient: np.ndarray) -> bool:
 def _around_art_box(image: Image.Image, quad: np.ndarray,
                     seen: Callable[[np.ndarray], bool]) -> tuple[Image.Image, float, np.ndarray, float] | None:
     """The card an outline is the art box of, straightened, when that card lies whole in the photo, its edges are
-    `seen` there, and it shows nearly all its frame lines where they belong (ART_BOX_LAYOUT: a guess must prove
-    more than an outline found). A card's art box (53.5 x 38.7 mm) is nearly a card's proportions turned a quarter,
-    with strong straight sides, so it can stand for the card; the card lies round it where `layout` puts it, the
-    art box's long sides across the card, the name above it or below (both are tried)."""
+    `seen` there, and it shows nearly all its frame lines where they belong (LAYOUT_MIN). A card's art box
+    (53.5 x 38.7 mm) is nearly a card's proportions turned a quarter, with strong straight sides, so it can stand
+    for the card; the card lies round it where `layout` puts it, the art box's long sides across the card, the
+    name above it or below (both are tried)."""
     box = layout.ART_BOX
     art = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]], np.float32)
     unit = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], np.float64)
@@ -242,7 +241,7 @@ def _around_art_box(image: Image.Image, quad: np.ndarray,
         if np.any(card < 0) or np.any(card > np.array(image.size, np.float64)) or not seen(card):
             continue
         found = straighten(image, card)
-        if found[3] >= ART_BOX_LAYOUT and (best is None or found[3] > best[3]):
+        if found[3] >= LAYOUT_MIN and (best is None or found[3] > best[3]):
             best = found
     return best
 
