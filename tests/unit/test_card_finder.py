@@ -19,16 +19,15 @@ from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.photo import DrawnPhoto, PhotoPlan, card_face, draw_photo, plan_photo
 from stage_e_dagster.demo.render import Degradation, render_scan
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_faces import LAYOUT_MIN, around_art_box
 from stage_e_dagster.domain.evidence.card_finder import (
     CARD_CUT_OFF,
     CARD_TOO_SMALL,
-    LAYOUT_MIN,
     PHOTO,
     SCAN,
     SEVERAL_CARDS,
     CardNotFound,
     FoundCard,
-    _around_art_box,
     _surface_inside,
     find_card,
     image_corners,
@@ -250,10 +249,24 @@ def test_the_card_round_its_art_box_is_found_from_the_art_box() -> None:
     seen and its frame lines lie where they belong; a card run off the photo round it gives nothing."""
     photo = draw_photo(_render(0), _plan(rotation_deg=100.0, card_fraction=0.3), others=())
     art = np.roll(_inside(photo.corners, layout.ART_BOX, photo.image.size), 1, axis=0)
-    found = _around_art_box(photo.image, art, lambda quad: True)
+    found = around_art_box(photo.image, art, lambda quad: True)
     assert found is not None
     error = _corner_error(tuple(map(tuple, found[2] / photo.image.size)), photo.corners, photo.image.size)
     assert error <= TOLERANCE, error
-    assert _around_art_box(photo.image, art, lambda quad: False) is None
+    assert around_art_box(photo.image, art, lambda quad: False) is None
     off = art + np.array([0.0, -0.4 * photo.image.size[1]])  # the card round it would run off the top
-    assert _around_art_box(photo.image, off, lambda quad: True) is None
+    assert around_art_box(photo.image, off, lambda quad: True) is None
+
+
+def test_a_second_card_much_smaller_than_the_first_makes_a_photo_of_several() -> None:
+    """A second card an eighth the size of the first, whole and apart from it: too small to count as a rival by its
+    outline alone, it is a card by its own printing, so the photo is of several cards."""
+    photo = draw_photo(_render(0), _plan(rotation_deg=0.0, card_fraction=0.3), others=())
+    image = photo.image.copy()
+    w, h = image.size
+    assert h > w and max(y for _, y in photo.corners) < 0.6  # (the plan's seed puts the card in the upper half)
+    small = card_face(_render(1)).resize((round(0.22 * w), round(0.22 * w / layout.TRIM_ASPECT)))
+    spot = ((w - small.width) // 2, round(0.65 * h))
+    image.paste(small, spot)
+    result = find_card(image)
+    assert isinstance(result, CardNotFound) and result.reason == SEVERAL_CARDS, result

@@ -34,7 +34,13 @@ from PIL import Image
 
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.card_border import grow
-from stage_e_dagster.domain.evidence.card_lines import side_support
+from stage_e_dagster.domain.evidence.card_faces import (
+    ART_BOX_AREA,
+    LAYOUT_MIN,
+    around_art_box,
+    edges_seen,
+    second_card,
+)
 from stage_e_dagster.domain.evidence.card_outline import (
     SURFACE_DELTA,
     Outline,
@@ -45,7 +51,7 @@ from stage_e_dagster.domain.evidence.card_outline import (
     surface_distance,
 )
 from stage_e_dagster.domain.evidence.card_settle import Directional, settle, true_aspect
-from stage_e_dagster.domain.evidence.card_straighten import straighten
+from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten
 from stage_e_dagster.domain.evidence.card_straighten import warp_card as warp_card  # (where callers look for it)
 from stage_e_dagster.domain.evidence.geometry import classify_bleed
 from stage_e_dagster.domain.evidence.load import LoadedScan
@@ -90,14 +96,6 @@ SURFACE_INSIDE = 0.5
 ON_SURFACE = 0.4
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
 NEAR_FRAME = 0.12
-# A straightened card showing less than this share of a card's frame lines where they belong is no whole card, or
-# one whose outline is off by more than the lines can be fitted back (a side turned on the name bar or the art).
-LAYOUT_MIN = 0.9
-# A card guessed round its art box has its sides on edges: their mean support at least the first, the weakest's at
-# least the second (as a card-like outline's).
-EDGES_SEEN = (0.72, 0.45)
-# The art box's share of the card's area (`layout.ART_BOX`).
-ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - layout.ART_BOX[1])
 # An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
 # loosely cropped scan rather than skipped. It stops short of a phone's 3:4 (0.75).
 LOOSE_ASPECT = 0.04
@@ -169,7 +167,8 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     channels = list(cv2.split(prepared.lab)) + ([prepared.texture] if prepared.texture is not None else [])
     colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
     directional = Directional.of(channels)
-    chosen = choose(outlines(prepared), prepared, lambda q: settle(q, directional, colours))
+    found = outlines(prepared)
+    chosen = choose(found, prepared, lambda q: settle(q, directional, colours))
     if isinstance(chosen, CardNotFound):
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
@@ -192,7 +191,7 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         near = _near_frame(replace(chosen, polygon=quad), (sh, sw))
         return CardNotFound(CARD_CUT_OFF if near else NO_CARD, {"area": round(chosen.area, 4),
                                                                "aspect": round(aspect, 3)})
-    quad = _portrait_order(quad)
+    quad = portrait_order(quad)
     if _is_whole_image(quad, sw, sh):
         return FoundCard(image, image_corners(), SCAN, detail={"edges": "image"})
     full_quad = quad / factor
@@ -201,7 +200,7 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
     card, margin, quad_full, lines = straighten(image, full_quad)
     if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
-        held = _around_art_box(image, full_quad, lambda q: _edges_seen(q * factor, prepared.gradient))
+        held = around_art_box(image, full_quad, lambda q: edges_seen(q * factor, prepared.gradient))
         if held is None:
             if area < MIN_CARD_AREA:
                 return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
@@ -210,40 +209,13 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)
     if area < MIN_CARD_AREA:
         return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
+    second = second_card(image, found, quad_full * factor, factor, HOLDER_REACH, MIN_RIVAL_AREA)
+    if second is not None:
+        return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(area, 4), "second_area": round(second, 4)})
     corners = tuple((float(x) / width, float(y) / height) for x, y in quad_full)
     detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3), "layout": round(lines, 3)}
     return FoundCard(card, corners, PHOTO, area=round(area, 4),  # type: ignore[arg-type]
                      orientation_margin=round(margin, 3), detail=detail)
-
-
-def _edges_seen(quad: np.ndarray, gradient: np.ndarray) -> bool:
-    """Whether a quad's four sides (small-copy pixels) lie on strong edges, as a card-like outline's do."""
-    supports = [side_support(gradient, quad[i], quad[(i + 1) % 4]) for i in range(4)]
-    return float(np.mean(supports)) >= EDGES_SEEN[0] and min(supports) >= EDGES_SEEN[1]
-
-
-def _around_art_box(image: Image.Image, quad: np.ndarray,
-                    seen: Callable[[np.ndarray], bool]) -> tuple[Image.Image, float, np.ndarray, float] | None:
-    """The card an outline is the art box of, straightened, when that card lies whole in the photo, its edges are
-    `seen` there, and it shows nearly all its frame lines where they belong (LAYOUT_MIN). A card's art box
-    (53.5 x 38.7 mm) is nearly a card's proportions turned a quarter, with strong straight sides, so it can stand
-    for the card; the card lies round it where `layout` puts it, the art box's long sides across the card, the
-    name above it or below (both are tried)."""
-    box = layout.ART_BOX
-    art = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]], np.float32)
-    unit = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], np.float64)
-    best = None
-    for turn in range(4):
-        q = np.roll(quad, -turn, axis=0)
-        if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):  # the art box's top is a long side
-            continue
-        card = cv2.perspectiveTransform(unit, cv2.getPerspectiveTransform(art, q.astype(np.float32)))[0]
-        if np.any(card < 0) or np.any(card > np.array(image.size, np.float64)) or not seen(card):
-            continue
-        found = straighten(image, card)
-        if found[3] >= LAYOUT_MIN and (best is None or found[3] > best[3]):
-            best = found
-    return best
 
 
 def choose(found: list[Outline], prepared: Prepared,
@@ -394,9 +366,3 @@ def _is_whole_image(quad: np.ndarray, w: int, h: int) -> bool:
     frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float64)
     slack = EDGE_SLACK * np.array([w, h])
     return all(np.any(np.all(np.abs(frame - corner) <= slack, axis=1)) for corner in quad)
-
-
-def _portrait_order(quad: np.ndarray) -> np.ndarray:
-    """The clockwise quad rolled so its first side (top-left to top-right) is a short side."""
-    sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
-    return quad if sides[0] + sides[2] <= sides[1] + sides[3] else np.roll(quad, -1, axis=0)

@@ -88,3 +88,9 @@ def straighten(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float
         if np.all(moved >= 0) and np.all(moved <= np.array(image.size, np.float64)):
             warped, quad = _warp(image, moved), moved
     return Image.fromarray(warped, "RGB"), margin, quad, score
+
+
+def portrait_order(quad: np.ndarray) -> np.ndarray:
+    """The clockwise quad rolled so its first side (top-left to top-right) is a short side."""
+    sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
+    return quad if sides[0] + sides[2] <= sides[1] + sides[3] else np.roll(quad, -1, axis=0)
