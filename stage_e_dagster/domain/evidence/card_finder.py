@@ -14,9 +14,11 @@ off the frame or a card too small in it is a named skip.
   texture), and a card whose settled outline, perspective undone, is not in a card's proportions is a part of a
   card: a skip, never a guess. Several cards are judged by whole card-shaped outlines apart from each other, not
   by parts of one card. The full-resolution image is warped to a portrait card at the size the photo shows it
-  (capped), in exactly the trimmed card's proportions, and turned upright (`card_straighten`); a card whose
-  straightened face does not show a card's frame lines where they belong (`card_layout`) was a part of a card or
-  a guess: a skip.
+  (capped), in exactly the trimmed card's proportions, and turned upright (`card_straighten`), its corners moved
+  to where its own frame lines put its edges (`card_layout`). A card whose straightened face does not show nearly
+  all its frame lines where they belong was a part of a card, a guess or an outline off the card: a skip, unless
+  it is the art box of a card that lies whole round it; and a card-like outline apart from the card whose face
+  shows a card's frame lines is a second card (`card_faces`).
 
 Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
 bottom-left.
