@@ -317,8 +317,8 @@ BREAKAGES = (
         ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
         what="cut-off outlines ignored"),
     Breakage(
-        "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_finder.py",
-        (("    if not orientation.upright:\n", "    if False:\n"),),
+        "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
+        (("    if turn:\n", "    if False:\n"),),
         ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),
         what="orientation ignored"),
     Breakage(

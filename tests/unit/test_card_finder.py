@@ -19,6 +19,7 @@ from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.photo import DrawnPhoto, PhotoPlan, card_face, draw_photo, plan_photo
 from stage_e_dagster.demo.render import Degradation, render_scan
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_faces import LAYOUT_MIN, around_art_box
 from stage_e_dagster.domain.evidence.card_finder import (
     CARD_CUT_OFF,
     CARD_TOO_SMALL,
@@ -32,8 +33,10 @@ from stage_e_dagster.domain.evidence.card_finder import (
     image_corners,
     warp_card,
 )
+from stage_e_dagster.domain.evidence.card_layout import read_layout
 from stage_e_dagster.domain.evidence.card_orientation import read_orientation
 from stage_e_dagster.domain.evidence.card_outline import Outline, prepare
+from stage_e_dagster.domain.evidence.card_straighten import straighten
 from stage_e_dagster.domain.evidence.load import LoadedScan
 
 TOLERANCE = 0.02
@@ -194,3 +197,76 @@ def test_a_patch_of_the_surface_is_no_second_card() -> None:
 
     assert _surface_inside(quad(60, 100, 200, 300), prepared)
     assert not _surface_inside(quad(350, 100, 500, 300), prepared)
+
+
+def _inside(corners: tuple, box: tuple[float, float, float, float], size: tuple[int, int]) -> np.ndarray:
+    """The photo pixels of a box (left, top, right, bottom: shares of the card) on a card at `corners`."""
+    quad = np.array(corners, np.float64) * size
+    top_left, top_right, bottom_right, bottom_left = quad
+
+    def at(u: float, v: float) -> np.ndarray:  # (bilinear: close enough for a photo seen straight on)
+        return ((1 - u) * (1 - v) * top_left + u * (1 - v) * top_right + u * v * bottom_right
+                + (1 - u) * v * bottom_left)
+
+    left, top, right, bottom = box
+    return np.array([at(left, top), at(right, top), at(right, bottom), at(left, bottom)])
+
+
+def test_a_side_settled_on_the_frame_inside_the_border_moves_out_to_the_card_s_edge() -> None:
+    """A black border on a black cloth: the bottom side found on the frame's edge above the bottom border (4.5% of
+    the card short) is moved to the card's own edge by the card's frame lines."""
+    photo = draw_photo(_render(0), _plan(background="cloth", rotation_deg=8.0, card_fraction=0.4), others=())
+    found = _inside(photo.corners, (0.0, 0.0, 1.0, 0.955), photo.image.size)
+    assert _corner_error(tuple(map(tuple, found / photo.image.size)), photo.corners, photo.image.size) > TOLERANCE
+    card, _, corners, lines = straighten(photo.image, found)
+    error = _corner_error(tuple(map(tuple, corners / photo.image.size)), photo.corners, photo.image.size)
+    assert error <= 0.005, error
+    assert lines >= LAYOUT_MIN
+
+
+def test_a_card_s_art_box_is_no_card() -> None:
+    """The art box is nearly a card's proportions (53.5 x 38.7 mm): straightened, it shows none of a card's frame
+    lines where they belong, so it is never answered as the card."""
+    photo = draw_photo(_render(0), _plan(rotation_deg=90.0, card_fraction=0.45), others=())
+    art = _inside(photo.corners, layout.ART_BOX, photo.image.size)
+    art = np.roll(art, -1, axis=0)  # read as a portrait card: the art box's short side on top
+    _, _, _, lines = straighten(photo.image, art)
+    assert lines < LAYOUT_MIN
+    _, _, _, whole = straighten(photo.image, np.array(photo.corners) * photo.image.size)
+    assert whole >= LAYOUT_MIN
+
+
+def test_the_frame_lines_tell_which_way_up() -> None:
+    face = np.asarray(card_face(_render(1)))
+    upright = read_layout(face)
+    assert upright.score - upright.turned >= 0.1
+    turned = read_layout(np.ascontiguousarray(face[::-1, ::-1]))
+    assert turned.turned - turned.score >= 0.1
+
+
+def test_the_card_round_its_art_box_is_found_from_the_art_box() -> None:
+    """An outline on the art box (nearly a card's proportions) gives the card round it, when that card's edges are
+    seen and its frame lines lie where they belong; a card run off the photo round it gives nothing."""
+    photo = draw_photo(_render(0), _plan(rotation_deg=100.0, card_fraction=0.3), others=())
+    art = np.roll(_inside(photo.corners, layout.ART_BOX, photo.image.size), 1, axis=0)
+    found = around_art_box(photo.image, art, lambda quad: True)
+    assert found is not None
+    error = _corner_error(tuple(map(tuple, found[2] / photo.image.size)), photo.corners, photo.image.size)
+    assert error <= TOLERANCE, error
+    assert around_art_box(photo.image, art, lambda quad: False) is None
+    off = art + np.array([0.0, -0.4 * photo.image.size[1]])  # the card round it would run off the top
+    assert around_art_box(photo.image, off, lambda quad: True) is None
+
+
+def test_a_second_card_much_smaller_than_the_first_makes_a_photo_of_several() -> None:
+    """A second card an eighth the size of the first, whole and apart from it: too small to count as a rival by its
+    outline alone, it is a card by its own printing, so the photo is of several cards."""
+    photo = draw_photo(_render(0), _plan(rotation_deg=0.0, card_fraction=0.3), others=())
+    image = photo.image.copy()
+    w, h = image.size
+    assert h > w and max(y for _, y in photo.corners) < 0.6  # (the plan's seed puts the card in the upper half)
+    small = card_face(_render(1)).resize((round(0.22 * w), round(0.22 * w / layout.TRIM_ASPECT)))
+    spot = ((w - small.width) // 2, round(0.65 * h))
+    image.paste(small, spot)
+    result = find_card(image)
+    assert isinstance(result, CardNotFound) and result.reason == SEVERAL_CARDS, result

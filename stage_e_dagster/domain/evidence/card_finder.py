@@ -13,8 +13,12 @@ off the frame or a card too small in it is a named skip.
   edges (`card_settle`: a frame inside a dark border grows out to the card's faint edge, seen in colour or in
   texture), and a card whose settled outline, perspective undone, is not in a card's proportions is a part of a
   card: a skip, never a guess. Several cards are judged by whole card-shaped outlines apart from each other, not
-  by parts of one card. The full-resolution image is warped once, to a portrait card at the size the photo shows
-  it (capped), in exactly the trimmed card's proportions, and turned upright (`card_orientation`).
+  by parts of one card. The full-resolution image is warped to a portrait card at the size the photo shows it
+  (capped), in exactly the trimmed card's proportions, and turned upright (`card_straighten`), its corners moved
+  to where its own frame lines put its edges (`card_layout`). A card whose straightened face does not show nearly
+  all its frame lines where they belong was a part of a card, a guess or an outline off the card: a skip, unless
+  it is the art box of a card that lies whole round it; and a card-like outline apart from the card whose face
+  shows a card's frame lines is a second card (`card_faces`).
 
 Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
 bottom-left.
@@ -32,7 +36,13 @@ from PIL import Image
 
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.card_border import grow
-from stage_e_dagster.domain.evidence.card_orientation import read_orientation
+from stage_e_dagster.domain.evidence.card_faces import (
+    ART_BOX_AREA,
+    LAYOUT_MIN,
+    around_art_box,
+    edges_seen,
+    second_card,
+)
 from stage_e_dagster.domain.evidence.card_outline import (
     SURFACE_DELTA,
     Outline,
@@ -43,6 +53,8 @@ from stage_e_dagster.domain.evidence.card_outline import (
     surface_distance,
 )
 from stage_e_dagster.domain.evidence.card_settle import Directional, settle, true_aspect
+from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten
+from stage_e_dagster.domain.evidence.card_straighten import warp_card as warp_card  # (where callers look for it)
 from stage_e_dagster.domain.evidence.geometry import classify_bleed
 from stage_e_dagster.domain.evidence.load import LoadedScan
 from stage_e_dagster.domain.evidence.model import EvidenceSkip
@@ -86,8 +98,6 @@ SURFACE_INSIDE = 0.5
 ON_SURFACE = 0.4
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
 NEAR_FRAME = 0.12
-# The straightened card's long side never exceeds this (the reader needs no more).
-MAX_CARD_LONG_SIDE = 2400
 # An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
 # loosely cropped scan rather than skipped. It stops short of a phone's 3:4 (0.75).
 LOOSE_ASPECT = 0.04
@@ -159,7 +169,8 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     channels = list(cv2.split(prepared.lab)) + ([prepared.texture] if prepared.texture is not None else [])
     colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
     directional = Directional.of(channels)
-    chosen = choose(outlines(prepared), prepared, lambda q: settle(q, directional, colours))
+    found = outlines(prepared)
+    chosen = choose(found, prepared, lambda q: settle(q, directional, colours))
     if isinstance(chosen, CardNotFound):
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
@@ -182,16 +193,30 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         near = _near_frame(replace(chosen, polygon=quad), (sh, sw))
         return CardNotFound(CARD_CUT_OFF if near else NO_CARD, {"area": round(chosen.area, 4),
                                                                "aspect": round(aspect, 3)})
-    quad = _portrait_order(quad)
+    quad = portrait_order(quad)
     if _is_whole_image(quad, sw, sh):
         return FoundCard(image, image_corners(), SCAN, detail={"edges": "image"})
-    if chosen.area < MIN_CARD_AREA:
-        return CardNotFound(CARD_TOO_SMALL, {"area": round(chosen.area, 4), "min_area": MIN_CARD_AREA})
     full_quad = quad / factor
-    card, margin, quad_full = _straighten(image, full_quad)
+    area = chosen.area
+    if area < MIN_CARD_AREA and area / ART_BOX_AREA < MIN_CARD_AREA:
+        return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
+    card, margin, quad_full, lines = straighten(image, full_quad)
+    if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
+        held = around_art_box(image, full_quad, lambda q: edges_seen(q * factor, prepared.gradient))
+        if held is None:
+            if area < MIN_CARD_AREA:
+                return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
+            return CardNotFound(NO_CARD, {"area": round(area, 4), "layout": round(lines, 3)})
+        card, margin, quad_full, lines = held
+        area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)
+    if area < MIN_CARD_AREA:
+        return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
+    second = second_card(image, found, quad_full * factor, factor, HOLDER_REACH, MIN_RIVAL_AREA)
+    if second is not None:
+        return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(area, 4), "second_area": round(second, 4)})
     corners = tuple((float(x) / width, float(y) / height) for x, y in quad_full)
-    detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3)}
-    return FoundCard(card, corners, PHOTO, area=round(chosen.area, 4),  # type: ignore[arg-type]
+    detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3), "layout": round(lines, 3)}
+    return FoundCard(card, corners, PHOTO, area=round(area, 4),  # type: ignore[arg-type]
                      orientation_margin=round(margin, 3), detail=detail)
 
 
@@ -343,40 +368,3 @@ def _is_whole_image(quad: np.ndarray, w: int, h: int) -> bool:
     frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float64)
     slack = EDGE_SLACK * np.array([w, h])
     return all(np.any(np.all(np.abs(frame - corner) <= slack, axis=1)) for corner in quad)
-
-
-def _portrait_order(quad: np.ndarray) -> np.ndarray:
-    """The clockwise quad rolled so its first side (top-left to top-right) is a short side."""
-    sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
-    return quad if sides[0] + sides[2] <= sides[1] + sides[3] else np.roll(quad, -1, axis=0)
-
-
-def warp_card(image: Image.Image, corners: Corners, long_side: int | None = None) -> Image.Image:
-    """The card at `corners` (normalised, reading order, as `FoundCard.corners`) cut out of `image` (which may be
-    another decode of the same photo, at any size) and straightened, `long_side` tall (default: as shown)."""
-    quad = np.array(corners, np.float64) * np.array(image.size, np.float64)
-    return Image.fromarray(_warp(image, quad, long_side), "RGB")
-
-
-def _warp(image: Image.Image, quad: np.ndarray, long_side: int | None = None) -> np.ndarray:
-    shown = max(np.linalg.norm(quad[3] - quad[0]), np.linalg.norm(quad[2] - quad[1]))
-    out_h = int(min(MAX_CARD_LONG_SIDE, max(64, round(long_side or shown))))
-    out_w = round(out_h * layout.TRIM_ASPECT)
-    x0, y0 = (min(max(0, int(v) - 2), lim - 1) for v, lim in zip(quad.min(axis=0), image.size, strict=True))
-    x1, y1 = (max(min(lim, int(v) + 3), lo + 1) for v, lim, lo in zip(quad.max(axis=0), image.size, (x0, y0),
-                                                                       strict=True))
-    patch = np.asarray(image.crop((x0, y0, x1, y1)).convert("RGB"))
-    local = (quad - (x0, y0)).astype(np.float32)
-    target = np.array([[0, 0], [out_w, 0], [out_w, out_h], [0, out_h]], np.float32)
-    return cv2.warpPerspective(patch, cv2.getPerspectiveTransform(local, target), (out_w, out_h),
-                               flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-
-
-def _straighten(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float, np.ndarray]:
-    """The card warped upright from the full image, how sure that way up is, and its corners as it reads."""
-    warped = _warp(image, quad)
-    orientation = read_orientation(warped)
-    if not orientation.upright:
-        warped = cv2.rotate(warped, cv2.ROTATE_180)
-        quad = np.roll(quad, 2, axis=0)
-    return Image.fromarray(warped, "RGB"), orientation.margin, quad

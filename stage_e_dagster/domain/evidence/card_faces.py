@@ -1,0 +1,87 @@
+"""What a card's own printing proves about an outline, read on its straightened face (`card_layout`).
+
+- `around_art_box`: an outline that is a card's art box (nearly a card's proportions turned a quarter, with strong
+  straight sides) gives the card round it, when that card lies whole in the photo, its edges are seen and its face
+  shows its frame lines where they belong;
+- `second_card`: a card-like outline apart from the found card whose face shows a card's frame lines is a second
+  card, however much smaller or fainter than the first: the photo is of several cards.
+
+`LAYOUT_MIN` is the share of the frame lines a whole card's face shows; below it an outline is a part of a card, a
+guess, or off by more than the lines can be fitted back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_layout import SIZE as LAYOUT_SIZE
+from stage_e_dagster.domain.evidence.card_layout import read_layout
+from stage_e_dagster.domain.evidence.card_lines import side_support
+from stage_e_dagster.domain.evidence.card_outline import Outline
+from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten, warp_card
+
+# A straightened card showing less than this share of a card's frame lines where they belong is no whole card, or
+# one whose outline is off by more than the lines can be fitted back (a side turned on the name bar or the art).
+LAYOUT_MIN = 0.9
+# A card guessed round its art box has its sides on edges: their mean support at least the first, the weakest's at
+# least the second (as a card-like outline's).
+EDGES_SEEN = (0.72, 0.45)
+# The largest card-like outlines apart from the found card whose faces are read for a second card's frame lines.
+SECOND_LOOKS = 3
+# The art box's share of the card's area (`layout.ART_BOX`).
+ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - layout.ART_BOX[1])
+
+
+def second_card(image: Image.Image, found: list[Outline], card: np.ndarray, factor: float, holder_reach: float,
+                min_area: float) -> float | None:
+    """The area of a second card beside the found one (at `card`, small-copy pixels), or None: a card-like outline
+    apart from the card (and its holder: the card grown by `holder_reach`), at least `min_area`, whose face,
+    straightened, shows a card's frame lines where they belong. Smaller or fainter than the finder counts as a
+    rival, it is still a card, proved by its own printing."""
+    centre = card.mean(axis=0)
+    reach = (centre + (card - centre) * holder_reach).astype(np.float32)
+    apart = [o for o in found if o.card_like and o.area >= min_area
+             and cv2.intersectConvexConvex(o.polygon.astype(np.float32), reach)[0] <= 0]
+    width, height = image.size
+    for o in sorted(apart, key=lambda o: -o.area)[:SECOND_LOOKS]:
+        corners = portrait_order(o.polygon) / factor / (width, height)
+        face = np.asarray(warp_card(image, tuple(map(tuple, corners)), long_side=LAYOUT_SIZE[1]))  # type: ignore[arg-type]
+        lines = read_layout(face)
+        if max(lines.score, lines.turned) >= LAYOUT_MIN:
+            return o.area
+    return None
+
+
+def edges_seen(quad: np.ndarray, gradient: np.ndarray) -> bool:
+    """Whether a quad's four sides (small-copy pixels) lie on strong edges, as a card-like outline's do."""
+    supports = [side_support(gradient, quad[i], quad[(i + 1) % 4]) for i in range(4)]
+    return float(np.mean(supports)) >= EDGES_SEEN[0] and min(supports) >= EDGES_SEEN[1]
+
+
+def around_art_box(image: Image.Image, quad: np.ndarray,
+                    seen: Callable[[np.ndarray], bool]) -> tuple[Image.Image, float, np.ndarray, float] | None:
+    """The card an outline is the art box of, straightened, when that card lies whole in the photo, its edges are
+    `seen` there, and it shows nearly all its frame lines where they belong (LAYOUT_MIN). A card's art box
+    (53.5 x 38.7 mm) is nearly a card's proportions turned a quarter, with strong straight sides, so it can stand
+    for the card; the card lies round it where `layout` puts it, the art box's long sides across the card, the
+    name above it or below (both are tried)."""
+    box = layout.ART_BOX
+    art = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]], np.float32)
+    unit = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], np.float64)
+    best = None
+    for turn in range(4):
+        q = np.roll(quad, -turn, axis=0)
+        if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):  # the art box's top is a long side
+            continue
+        card = cv2.perspectiveTransform(unit, cv2.getPerspectiveTransform(art, q.astype(np.float32)))[0]
+        if np.any(card < 0) or np.any(card > np.array(image.size, np.float64)) or not seen(card):
+            continue
+        found = straighten(image, card)
+        if found[3] >= LAYOUT_MIN and (best is None or found[3] > best[3]):
+            best = found
+    return best
