@@ -60,27 +60,26 @@ def _world() -> tuple[Any, Any, dict[str, list[PrintingRef]], dict[str, int], di
     return (make_engine("tesserocr", None), read_catalog_of(cards), dict(by_name), ids, expansions, rescue)
 
 
-_LAST: dict[int, tuple[Evidence | None, list[int]]] = {}
+_LAST: list[tuple[FoundCard, Evidence | None, list[int]]] = []
 
 
 def _judged(found: FoundCard, printing: dict[str, Any], photo: LoadedScan,
             data: bytes) -> tuple[Evidence | None, list[int]]:
-    """Stage C's evidence for the photo's card and the printings Stage D's machines vote for (memoised per card,
-    so the columns share one reading)."""
-    key = id(found)
-    if key not in _LAST:
+    """Stage C's evidence for the photo's card and the printings Stage D's machines vote for (memoised for the
+    last card, so the columns share one reading; the card itself is held, so that no later card takes its id)."""
+    if not _LAST or _LAST[0][0] is not found:
         _LAST.clear()
         engine, catalog, by_name, _ids, expansions, rescue = _world()
         evidence = extract_from_loaded(photo, known_set_codes=catalog.set_codes, engine=engine,
                                        selected=EXTRACTORS, catalog=catalog, name=printing["name"], data=data,
                                        rescue=rescue)
         if not isinstance(evidence, Evidence):
-            _LAST[key] = (None, [])
+            _LAST.append((found, None, []))
         else:
             outcome = run_calculators(CardRef(0, printing["name"]), evidence, by_name.get(printing["name"], []),
                                       expansions)
-            _LAST[key] = (evidence, [v.printing_id for v in outcome.votes if v.printing_id is not None])
-    return _LAST[key]
+            _LAST.append((found, evidence, [v.printing_id for v in outcome.votes if v.printing_id is not None]))
+    return _LAST[0][1], _LAST[0][2]
 
 
 def number_read(found: FoundCard, printing: dict[str, Any], photo: LoadedScan, data: bytes) -> bool:
