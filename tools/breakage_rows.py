@@ -345,6 +345,19 @@ BREAKAGES = (
         ("tests/review/test_review_photos.py",),
         what="crops and thumbnails cut from the whole photo"),
     Breakage(
+        "a photo's number not read again with its light flattened", "stage_e_dagster/domain/evidence/extract.py",
+        (("        if lit.collector_number is not None:  # the collector line read once",
+          "        if False:  # the collector line read once"),),
+        ("tests/unit/test_photo_light_read.py::test_a_photo_s_number_is_read_again_with_its_light_flattened",),
+        what="the lit read's number dropped"),
+    Breakage(
+        "a lit read's other fields taken over the first read's", "stage_e_dagster/domain/evidence/extract.py",
+        (("        lit = read(replace(found, image=flatten_light(found.image)), only={\"collector\"})",
+          "        lit = read(replace(found, image=flatten_light(found.image)))"),
+         ("            return evidence\n    if (found.kind", "            return lit\n    if (found.kind")),
+        ("tests/unit/test_photo_light_read.py::test_a_photo_s_number_is_read_again_with_its_light_flattened",),
+        what="the whole lit read returned"),
+    Breakage(
         "the rescue engine never read", "stage_e_dagster/domain/evidence/collector.py",
         (("    if rescue is None or catalog is None or name is None:", "    if True:"),),
         ("tests/unit/test_collector_rescue.py::test_the_rescue_engine_reads_what_tesseract_cannot",),

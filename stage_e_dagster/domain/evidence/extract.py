@@ -33,12 +33,16 @@ from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip, flat_corners
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
 from stage_e_dagster.domain.evidence.parse import has_proxy_marker, parse_copyright_year
+from stage_e_dagster.domain.evidence.photo_light import flatten_light
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.evidence.versions import EXTRACTOR_VERSIONS, EXTRACTORS, stale_extractors  # noqa: F401 - re-exported
 
 # Geometry, hashes and quality look at the scan reduced to about this long side: they need no more, and a
 # quarter of the pixels is a quarter of the work. Only the OCR crops come from the full image.
 ANALYSIS_LONG_SIDE = 800
+COLLECTOR_FIELDS = ("collector_raw", "collector_number", "set_code_raw", "set_code", "collector_total",
+                    "collector_layout", "language")
+"""The fields the collector reader fills (`_extract_card`)."""
 # A photo's card whose way up the finder was this unsure of (`FoundCard.orientation_margin`), and whose collector
 # number did not read, is read once more turned half a turn.
 UNSURE_ORIENTATION = 0.3
@@ -130,6 +134,9 @@ def extract_from_loaded(
     alone (`FoundCard.loaded`: the image itself for a scan). Where the finder's `card` version is stale on a photo,
     every extractor runs: each read the card the finder cut out. A photo's card whose way up was unsure and whose
     collector number did not read is read once more the other way up, and kept that way when the number reads.
+    Before that, a photo's card whose number did not read has its collector line read again from the card with
+    its light flattened (`photo_light.flatten_light`: a lamp off to one side, a line half in shadow); only the
+    collector's fields are taken from that read.
     `card_corners` is written when `card` is selected."""
     with _timed(timings, "card"):
         found = find_card(loaded.image)
@@ -142,15 +149,21 @@ def extract_from_loaded(
     if found.kind == PHOTO and "card" in selected:
         selected = set(EXTRACTORS)
 
-    def read(card: FoundCard) -> Evidence:
+    def read(card: FoundCard, only: Collection[str] = selected) -> Evidence:
         evidence = _extract_card(card.loaded(loaded), known_set_codes=known_set_codes, engine=engine,
-                                 selected=selected, today=today, catalog=catalog, name=name, escalation=escalation,
+                                 selected=only, today=today, catalog=catalog, name=name, escalation=escalation,
                                  rescue=rescue, timings=timings, executor=executor)
         if "card" in selected:
             evidence.card_corners = flat_corners(card.corners)
         return evidence
 
     evidence = read(found)
+    if found.kind == PHOTO and "collector" in selected and evidence.collector_number is None:
+        lit = read(replace(found, image=flatten_light(found.image)), only={"collector"})
+        if lit.collector_number is not None:  # the collector line read once the light falling on it is divided out
+            for field_name in COLLECTOR_FIELDS:
+                setattr(evidence, field_name, getattr(lit, field_name))
+            return evidence
     if (found.kind == PHOTO and "collector" in selected and evidence.collector_number is None
             and (found.orientation_margin or 0.0) < UNSURE_ORIENTATION):
         turned = read(found.flipped())
