@@ -11,6 +11,7 @@ import math
 from dataclasses import replace
 from functools import lru_cache
 
+import cv2
 import numpy as np
 import pytest
 from PIL import Image
@@ -33,10 +34,10 @@ from stage_e_dagster.domain.evidence.card_finder import (
     image_corners,
     warp_card,
 )
-from stage_e_dagster.domain.evidence.card_layout import read_layout
+from stage_e_dagster.domain.evidence.card_layout import fit_turned, read_layout
 from stage_e_dagster.domain.evidence.card_orientation import read_orientation
 from stage_e_dagster.domain.evidence.card_outline import Outline, prepare
-from stage_e_dagster.domain.evidence.card_straighten import straighten
+from stage_e_dagster.domain.evidence.card_straighten import LAYOUT_FIT, straighten
 from stage_e_dagster.domain.evidence.load import LoadedScan
 
 TOLERANCE = 0.02
@@ -270,3 +271,27 @@ def test_a_second_card_much_smaller_than_the_first_makes_a_photo_of_several() ->
     image.paste(small, spot)
     result = find_card(image)
     assert isinstance(result, CardNotFound) and result.reason == SEVERAL_CARDS, result
+
+
+def test_a_side_turned_on_the_name_bar_turns_back_to_the_card_s_edge() -> None:
+    """The top side found with a slant, its right end below the name bar (8% of the card down), its left end on the
+    card's corner: shifted and scaled, the frame lines show nearly all there (the corner stays off); fitted on each
+    half of the card apart, they turn the side back to the card's own edge."""
+    photo = draw_photo(_render(0), _plan(background="wood", rotation_deg=6.0, card_fraction=0.4), others=())
+    found = np.array(photo.corners, np.float64) * photo.image.size
+    found[1] = _inside(photo.corners, (1.0, 0.08, 1.0, 0.08), photo.image.size)[0]
+    assert _corner_error(tuple(map(tuple, found / photo.image.size)), photo.corners, photo.image.size) > TOLERANCE
+    _, _, corners, lines = straighten(photo.image, found)
+    error = _corner_error(tuple(map(tuple, corners / photo.image.size)), photo.corners, photo.image.size)
+    assert error <= 0.01, error
+    assert lines >= LAYOUT_MIN
+
+
+def test_lines_turned_all_together_turn_no_side() -> None:
+    """A face whose lines all lie turned together (2.5 degrees) shows no side settled with a slant but an outline
+    across the printing: the halves' fit gives no corners."""
+    face = np.asarray(card_face(_render(1)))
+    h, w = face.shape[:2]
+    turned = cv2.warpAffine(face, cv2.getRotationMatrix2D((w / 2, h / 2), 2.5, 1.0), (w, h),
+                            borderMode=cv2.BORDER_REPLICATE)
+    assert fit_turned(turned, LAYOUT_FIT) is None

@@ -6,8 +6,8 @@
 - `second_card`: a card-like outline apart from the found card whose face shows a card's frame lines is a second
   card, however much smaller or fainter than the first: the photo is of several cards.
 
-`LAYOUT_MIN` is the share of the frame lines a whole card's face shows; below it an outline is a part of a card, a
-guess, or off by more than the lines can be fitted back.
+`LAYOUT_MIN` (`card_layout`) is the share of the frame lines a whole card's face shows; below it an outline is a
+part of a card, a guess, or off by more than the lines can be fitted back.
 """
 
 from __future__ import annotations
@@ -19,15 +19,13 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_layout import LAYOUT_MIN as LAYOUT_MIN
 from stage_e_dagster.domain.evidence.card_layout import SIZE as LAYOUT_SIZE
 from stage_e_dagster.domain.evidence.card_layout import read_layout
 from stage_e_dagster.domain.evidence.card_lines import side_support
 from stage_e_dagster.domain.evidence.card_outline import Outline
 from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten, warp_card
 
-# A straightened card showing less than this share of a card's frame lines where they belong is no whole card, or
-# one whose outline is off by more than the lines can be fitted back (a side turned on the name bar or the art).
-LAYOUT_MIN = 0.9
 # A card guessed round its art box has its sides on edges: their mean support at least the first, the weakest's at
 # least the second (as a card-like outline's).
 EDGES_SEEN = (0.72, 0.45)

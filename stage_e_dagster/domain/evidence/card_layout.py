@@ -13,7 +13,10 @@ do not. So:
   `card_orientation` when the two disagree clearly;
 - when a side was settled on the frame's edge inside a border as dark or light as the surface (or on a holder's
   edge), the lines sit stretched or shifted against their places: the scale and shift that put them back say
-  where the card's edges are (`fit`).
+  where the card's edges are (`fit`);
+- when a side was settled on a line inside the card with a slant (the name bar's or the art box's skew read as
+  tilt), the lines sit turned against their places: fitted on each half of the card apart, they say where each
+  end of each side lies (`fit_turned`).
 """
 
 from __future__ import annotations
@@ -37,10 +40,23 @@ ALONG_ROWS = (0.65, 0.86)
 # box's sides or the frame's alike).
 FIT_ALONG = (0.042, *ALONG, 0.958)
 SLACK = 0.02
+# A whole card's straightened face shows at least this share of its frame lines; below it the outline is a part of
+# a card, a guess, or off by more than the lines can be fitted back.
+LAYOUT_MIN = 0.9
 # The scales and shifts (share of the card) tried when fitting the lines back to their places.
 SCALES = np.arange(0.90, 1.1001, 0.0025)
 NEAR_SCALES = SCALES[np.abs(SCALES - 1) <= 0.04]
 SHIFTS = np.arange(-0.07, 0.0701, 1 / SIZE[1])
+# The halves of the card fitted apart to turn a side: the lines across on the left and the right columns, the
+# lines along on the art box's rows and on the text box's (share of the card).
+HALF_COLUMNS = ((0.12, 0.5), (0.5, 0.88))
+HALF_ROWS = ((0.15, 0.52), ALONG_ROWS)
+# A half's lines along the card are taken when they show at least this share: three of its four (the frame's side
+# beyond a side turned into the card may lie outside the straightened copy).
+HALF_ALONG = 0.7
+# Opposite sides both turned the same way by more than this (share of the card between a side's two ends) turn the
+# whole card: the outline did not lie on the card's edges but across its printing, and is not turned.
+TURN_BOTH = 0.04
 
 
 @dataclass(frozen=True)
@@ -125,3 +141,59 @@ def fit(card_rgb: np.ndarray, least: float) -> np.ndarray | None:
     if max(abs(x0), abs(x1 - 1), abs(y0), abs(y1 - 1)) < 0.006:
         return None
     return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float64)
+
+
+def _axis(profile: np.ndarray, strength: np.ndarray, places: tuple[float, ...], least: float,
+          near: tuple[float, ...] | None = None) -> tuple[float, float] | None:
+    """The scale and shift that put `places` on a profile's lines, or None when they show under `least` there
+    (`near`: places tried next at scales near 1, when the first show too little)."""
+    a, b, v = _fit_axis(profile, places, strength)
+    if v < least and near is not None:
+        a, b, v = _fit_axis(profile, near, strength, NEAR_SCALES)
+    return (a, b) if v >= least else None
+
+
+def _meet(p: np.ndarray, q: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Where the line through p and q meets the line through r and s."""
+    d1, d2, e = q - p, s - r, r - p
+    t = (e[0] * d2[1] - e[1] * d2[0]) / (d1[0] * d2[1] - d1[1] * d2[0])
+    return p + t * d1
+
+
+def fit_turned(card_rgb: np.ndarray, least: float) -> np.ndarray | None:
+    """Where the card's corners lie in a straightened image whose sides lie turned against the card's edges (as
+    `fit`), or None: the lines across fitted on the card's left and right columns apart, and the lines along on
+    its art box's rows and its text box's apart, give each side's two ends. Every half must show at least `least`
+    of its lines (HALF_ALONG along the card): a side is turned only where both its ends are seen; and a fit that
+    turns two opposite sides the same way (TURN_BOTH) turns the whole card, which no settled side explains."""
+    gx, gy = _gradients(card_rgb)
+    h, w = gy.shape
+    ex, ey = gx >= LINE_EDGE, gy >= LINE_EDGE
+    sx, sy = np.minimum(gx, 4 * LINE_EDGE), np.minimum(gy, 4 * LINE_EDGE)
+    across, along = [], []
+    for lo, hi in HALF_COLUMNS:
+        cols = slice(round(lo * w), round(hi * w))
+        fitted = _axis(ey[:, cols].mean(axis=1), sy[:, cols].mean(axis=1), ACROSS, least)
+        if fitted is None:
+            return None
+        across.append(((lo + hi) / 2, *fitted))
+    for lo, hi in HALF_ROWS:
+        rows = slice(round(lo * h), round(hi * h))
+        fitted = _axis(ex[rows].mean(axis=0), sx[rows].mean(axis=0), FIT_ALONG, min(least, HALF_ALONG), ALONG)
+        if fitted is None:
+            return None
+        along.append(((lo + hi) / 2, *fitted))
+    (cl, al, bl), (cr, ar, br) = across
+    (cu, au, bu), (cd, ad, bd) = along
+    top = np.array([cl, bl]), np.array([cr, br])
+    bottom = np.array([cl, al + bl]), np.array([cr, ar + br])
+    left = np.array([bu, cu]), np.array([bd, cd])
+    right = np.array([au + bu, cu]), np.array([ad + bd, cd])
+    corners = np.array([_meet(*top, *left), _meet(*top, *right), _meet(*bottom, *right), _meet(*bottom, *left)])
+    if np.max(np.abs(corners - [[0, 0], [1, 0], [1, 1], [0, 1]])) < 0.006:
+        return None
+    across_turns = corners[1, 1] - corners[0, 1], corners[2, 1] - corners[3, 1]  # the top's, the bottom's
+    along_turns = corners[3, 0] - corners[0, 0], corners[2, 0] - corners[1, 0]  # the left side's, the right's
+    if any(a * b > 0 and min(abs(a), abs(b)) > TURN_BOTH for a, b in (across_turns, along_turns)):
+        return None
+    return corners

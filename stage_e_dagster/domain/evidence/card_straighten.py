@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_layout import SIZE, fit, read_layout
+from stage_e_dagster.domain.evidence.card_layout import SIZE, fit, fit_turned, read_layout
 from stage_e_dagster.domain.evidence.card_orientation import read_orientation
 
 Corner = tuple[float, float]
@@ -23,8 +23,12 @@ MAX_CARD_LONG_SIDE = 2400
 # The frame lines decide which way up when the two ways differ by at least LAYOUT_TURN (`card_layout.Layout`);
 # they move the corners when a fit shows at least LAYOUT_FIT of them.
 LAYOUT_TURN, LAYOUT_FIT = 0.1, 0.8
-# Fits tried one after another, each on the card straightened by the last.
-FIT_ROUNDS = 2
+# A side turned by the lines (`fit_turned`) moves more than a shift does: it is kept only when the card then shows
+# at least this share of its lines.
+TURNED_LINES = 0.95
+# Fits tried one after another, each on the card straightened by the last kept: the lines' scale and shift on each
+# axis (`fit`), or each side's two ends apart (`fit_turned`, True).
+ROUNDS = (False, False, True)
 
 
 def warp_card(image: Image.Image, corners: Corners, long_side: int | None = None) -> Image.Image:
@@ -52,9 +56,10 @@ def straighten(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float
     """The card warped upright from the full image, how sure that way up is, its corners as it reads, and how much
     of a card's frame lines it shows (`card_layout`). The frame lines decide which way up when they clearly tell
     (the colour cues otherwise; when the two disagree the answer is marked unsure), and when they sit off their
-    places the corners move to where the lines put the card's edges. The cues and the fits are read on one small
-    copy of the straightened card (moved outlines are warped from it); the full image is warped again only when
-    the corners moved."""
+    places the corners move to where the lines put the card's edges, each side's two ends fitted apart too (a side
+    turned on a line inside the card turns back to its edge). The cues and the fits are read on one small copy of
+    the straightened card (moved outlines are warped from it); the full image is warped again only when the
+    corners moved."""
     warped = _warp(image, quad)
     small = cv2.resize(warped, SIZE, interpolation=cv2.INTER_AREA)
     orientation = read_orientation(small)
@@ -70,18 +75,21 @@ def straighten(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float
     frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     to_card = cv2.getPerspectiveTransform(quad.astype(np.float32), frame)  # the photo to the small copy
     card, current = np.eye(3), small  # the current outline's small copy, and the map from it to the first's
-    for _ in range(FIT_ROUNDS):  # (a side moved home may let the other axis's lines show)
-        corners = fit(current, LAYOUT_FIT)
+    tried = None  # (a plain fit of an unchanged copy is tried once)
+    for turned in ROUNDS:  # (a side moved home may let the other axis's lines show, or a turned side's)
+        if not turned and tried is current:
+            continue
+        tried = current
+        corners = fit_turned(current, LAYOUT_FIT) if turned else fit(current, LAYOUT_FIT)
         if corners is None:
-            break
+            continue
         moved = cv2.perspectiveTransform((corners * (w, h))[None], card)[0]
         step = cv2.getPerspectiveTransform(frame, moved.astype(np.float32))
         rewarped = cv2.warpPerspective(small, np.linalg.inv(step), SIZE, flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_REPLICATE)
         again = read_layout(rewarped).score
-        if again < score:
-            break
-        card, current, score = step, rewarped, again
+        if (again > score and again >= TURNED_LINES) if turned else again >= score:
+            card, current, score = step, rewarped, again
     if current is not small:
         moved = cv2.perspectiveTransform(cv2.perspectiveTransform(frame[None].astype(np.float64), card),
                                          np.linalg.inv(to_card))[0]
