@@ -46,13 +46,6 @@ from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
 
 
-def session_threads(rapid: RapidOcrEngine) -> dict[str, int]:
-    """The thread counts the onnxruntime sessions were built with (after a first read loaded them)."""
-    ocr = rapid._ocr
-    sessions = {"det": ocr.text_det, "rec": ocr.text_rec}
-    return {key: part.session.session.get_session_options().intra_op_num_threads for key, part in sessions.items()}
-
-
 @dataclass
 class Tally:
     """Crops, right reads per engine, and CPU seconds per engine, over one set (or one subset of it)."""
@@ -157,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     rapid.read(warm)
     load = os.getloadavg()
     print(f"OCR engines bench: {os.cpu_count()} CPUs, OMP_THREAD_LIMIT={os.environ.get('OMP_THREAD_LIMIT')}, "
-          f"rapidocr onnxruntime session threads {session_threads(rapid)}; load average {load[0]:.2f} {load[1]:.2f} "
+          f"rapidocr onnxruntime session threads {rapid.threads()}; load average {load[0]:.2f} {load[1]:.2f} "
           f"{load[2]:.2f}")
     worlds = Worlds()
     total = {"all": Tally(), "reader wrong or unread": Tally()}

@@ -103,8 +103,7 @@ def test_rapidocr_reads_a_collector_line_on_one_thread() -> None:
     engine = RapidOcrEngine()
     text = engine.read(img)
     assert text.splitlines()[0].replace(" ", "") == "171/274C"
-    sessions = [engine._ocr.text_det.session.session, engine._ocr.text_rec.session.session]
-    assert [s.get_session_options().intra_op_num_threads for s in sessions] == [1, 1]
+    assert engine.threads() == {"det": 1, "rec": 1}
 
 
 def test_boxes_become_lines_top_to_bottom_left_to_right() -> None:

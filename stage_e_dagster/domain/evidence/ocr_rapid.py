@@ -64,15 +64,12 @@ class RapidOcrEngine:
         self._pid = -1
         self._lock = threading.Lock()
 
-    @staticmethod
-    def available() -> bool:
-        """Whether rapidocr and onnxruntime import."""
-        try:
-            import onnxruntime  # noqa: F401
-            import rapidocr  # noqa: F401
-        except Exception:
-            return False
-        return True
+    def threads(self) -> dict[str, int]:
+        """The thread count each onnxruntime session was built with (the detector's and the recogniser's, loaded by
+        the first read)."""
+        parts = {"det": self._ensure().text_det, "rec": self._ensure().text_rec}
+        return {key: part.session.session.get_session_options().intra_op_num_threads
+                for key, part in parts.items() if part is not None}
 
     def _ensure(self) -> Any:
         if self._ocr is not None and self._pid == os.getpid():
