@@ -228,3 +228,29 @@ def test_the_pixel_analysis_beside_the_ocr_gives_the_same_evidence(engine: OcrEn
                 beside = extract_evidence(data, executor=pixels, **kwargs)
                 assert isinstance(beside, Evidence) and beside == alone, (card["name"], only)
     assert len(submitted) == len(picked) * 3 and set(submitted) == {"_pixel_fields"}
+
+
+def test_a_numberless_card_reads_its_credit_once_and_keeps_its_copyright_year(
+    engine: OcrEngine, catalogs: list
+) -> None:
+    """A card whose only bottom line is "Illus. artist" has no year to find: the collector's reads of that line are
+    its legal text, and the band is not read again. A numberless card that prints "© 1995 Wizards of the Coast" under
+    its credit still gets its year."""
+    cards, known = catalogs[0]
+    dated = [c for c in cards if layout_of_card(c) == NUMBERLESS][:8]
+    credit_only = [{**c, "released_at": "1993-12-01"} for c in dated]  # before Legends: no copyright year
+    assert all(legal_text(c) for c in dated) and not any(legal_text(c) for c in credit_only)
+    for i, card in enumerate(credit_only + dated):
+        data = jpeg(render_scan(card, long_side=(1040, 1680)[i % 2], bleed=bool(i // 2 % 2), seed=i))
+        counter = CountingEngine(engine)
+        # No name: the collector reader looks for a number on the credit line, as it must for an unnamed card.
+        extract_evidence(data, known_set_codes=known, engine=counter, only={"collector"})
+        collector_reads, counter.calls = counter.calls, 0
+        found = extract_evidence(data, known_set_codes=known, engine=counter,
+                                 only={"collector", "legal"})
+        assert isinstance(found, Evidence)
+        if card in credit_only:
+            assert collector_reads and counter.calls == collector_reads, f"{card['name']}: the credit was read again"
+            assert found.legal_raw and found.copyright_year is None
+        else:
+            assert found.copyright_year == int(card["released_at"][:4]), f"{card['name']}: {found.legal_raw!r}"

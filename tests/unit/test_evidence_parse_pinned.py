@@ -2,7 +2,8 @@
 through (a digit split off by a space, a letter prefix that is a digit, a rarity letter glued to the number, a year
 range read with a slash, an ampersand for an 8, a carriage return), every reading a run of digits may be, and its
 helpers at their edges (edit distances and their cap, the credit words, a language marker glued to the paintbrush,
-the copyright years from 1993 to the year after the current one, ranges ending there)."""
+the copyright years from 1993 to the year after the current one, ranges ending there, reads that saw only an
+artist credit)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from stage_e_dagster.domain.evidence.parse import (
     _abbreviations,
     _has_letter,
     _language_of,
+    credit_only,
     is_credit_word,
     legal_end,
     levenshtein,
@@ -801,3 +803,19 @@ def test_a_legal_line_ends_after_its_last_legal_word_or_year_from_1993_to_2099(l
 )
 def test_the_copyright_year_up_to_the_year_after_the_current_one(text: str, year: int | None) -> None:
     assert parse_copyright_year(text, current_year=2026) == year
+
+
+@pytest.mark.parametrize(
+    ("texts", "only"),
+    [
+        (["lllus. Wen Haddad\n"], True),
+        (["ks, Wen Haddad\n", "Hiss. Wen Haddad\n"], True),
+        (["s of the Coast, Inc.\n"], False),  # the year was cut off, not absent
+        (["Illus. Tara Abbott\n", "© Wizards"], False),
+        (["Illus. Tara Abbott 1995"], False),
+        (["Illus. Tara Abbott\nNOT FOR SALE"], False),
+        ([], True),
+    ],
+)
+def test_reads_saw_only_an_artist_credit_with_no_digit_and_no_legal_word(texts: list[str], only: bool) -> None:
+    assert credit_only(texts) is only

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 from PIL import Image, ImageOps
-from scipy import ndimage
 
 from stage_e_dagster.domain.evidence import preprocess as pp
 from stage_e_dagster.domain.evidence.preprocess import Line
@@ -105,11 +105,10 @@ def glyph_mask(ink: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     there is none)."""
     if not ink.any():
         return ink, ink, 0.0
-    labels, count = ndimage.label(ink, structure=np.ones((3, 3), dtype=bool))
-    slices = ndimage.find_objects(labels)
-    heights = np.array([s[0].stop - s[0].start for s in slices], dtype=np.float64)
-    widths = np.array([s[1].stop - s[1].start for s in slices], dtype=np.float64)
-    sizes = np.bincount(labels.ravel(), minlength=count + 1)[1:]
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    heights = stats[1:, cv2.CC_STAT_HEIGHT].astype(np.float64)
+    widths = stats[1:, cv2.CC_STAT_WIDTH].astype(np.float64)
+    sizes = stats[1:, cv2.CC_STAT_AREA]
     low, high = GLYPH_SHARE
     likely = (heights >= max(MIN_GLYPH, low * ink.shape[0])) & (heights <= high * ink.shape[0])
     if not likely.any():

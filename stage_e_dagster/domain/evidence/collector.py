@@ -351,12 +351,18 @@ def legal_block(band: BottomBand, skip: Block | None) -> Block | None:
 
 
 def read_legal(crop: Image.Image | BottomBand, engine: OcrEngine, accept: Callable[[str], bool],
-               skip: Block | None = None) -> str:
+               skip: Block | None = None, skip_is_credit: bool = False) -> str | None:
     """OCR text of the legal line: the start of the legal block's bottom line first, where the copyright year is
     ("™ & © 2019", to the end of a word), the whole block if `accept` refuses that (`crop`: the bottom band, or a
-    crop of the legal line)."""
+    crop of the legal line).
+
+    None when no block but `skip` can hold a legal line and `skip_is_credit` says the reads of `skip` saw an artist
+    credit alone ("Illus. artist", `parse.credit_only`): the band holds no year, and reading all of it again would
+    read the same text."""
     band = crop if isinstance(crop, BottomBand) else BottomBand.of(crop)
     block = legal_block(band, skip)
+    if block is None and skip is not None and skip_is_credit:
+        return None
     if block is None:
         return engine.read(pp.pad(pp.binarise(pp.resized(band.image, LEGAL_CROP_HEIGHT / max(1, band.image.height)))),
                            psm=6)

@@ -32,7 +32,7 @@ from stage_e_dagster.domain.evidence.hashing import phash64, symbol_phash
 from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip, flat_corners
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
-from stage_e_dagster.domain.evidence.parse import has_proxy_marker, parse_copyright_year
+from stage_e_dagster.domain.evidence.parse import credit_only, has_proxy_marker, parse_copyright_year
 from stage_e_dagster.domain.evidence.photo_light import flatten_light
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.evidence.versions import EXTRACTOR_VERSIONS, EXTRACTORS, stale_extractors  # noqa: F401 - re-exported
@@ -234,7 +234,9 @@ def _extract_card(
         if raw is None and not settled:
             with _timed(timings, "legal"):
                 raw = read_legal(band, engine, accept=lambda text: parse_copyright_year(text, year) is not None,
-                                 skip=skip)
+                                 skip=skip, skip_is_credit=credit_only(texts))
+            if raw is None:  # the number's block was the only legal line, and its reads hold its text
+                raw = "\n".join(dict.fromkeys(texts))
         if raw is not None:
             evidence.legal_raw = raw
             evidence.copyright_year = parse_copyright_year(raw, year)

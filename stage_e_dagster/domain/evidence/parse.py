@@ -447,6 +447,13 @@ def parse_copyright_year(text: str, current_year: int) -> int | None:
     return None
 
 
+def credit_only(texts: Iterable[str]) -> bool:
+    """Whether reads of a line saw only an artist credit: no digit (so no year) and no word of a legal line. Such
+    reads are all the line's evidence; reads that saw "of the Coast, Inc." but no digit cut a year off."""
+    return not any(ch.isdigit() for text in texts for ch in text) and not any(
+        _LEGAL_WORDS.search(text) or _PROXY_MARKERS.search(text) for text in texts)
+
+
 def has_proxy_marker(text: str) -> bool:
     """Whether legal-line text says the card is a proxy ("not for sale", "proxy", "playtest")."""
     return bool(_PROXY_MARKERS.search(text))
