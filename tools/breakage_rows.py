@@ -317,6 +317,17 @@ BREAKAGES = (
         ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
         what="cut-off outlines ignored"),
     Breakage(
+        "a cut-off card's art box answered too small", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            if art_box_runs_off(full_quad, (width, height)):", "            if False:"),),
+        ("tests/unit/test_card_cut_off.py::test_an_art_box_whose_card_runs_off_the_photo_is_a_card_cut_off",),
+        what="an art box whose card runs off the photo not called cut off"),
+    Breakage(
+        "a cut-off card's frame taken for a second card", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if parts and max(o.area for o in parts) > best.area:", "    if False:"),),
+        ("tests/unit/test_card_cut_off.py::"
+         "test_a_frame_inside_a_card_run_off_the_photo_outweighs_a_small_whole_shape",),
+        what="a frame inside a cut-off outline ignored"),
+    Breakage(
         "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
         (("    if turn:\n", "    if False:\n"),),
         ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),

@@ -68,18 +68,34 @@ def around_art_box(image: Image.Image, quad: np.ndarray,
     (53.5 x 38.7 mm) is nearly a card's proportions turned a quarter, with strong straight sides, so it can stand
     for the card; the card lies round it where `layout` puts it, the art box's long sides across the card, the
     name above it or below (both are tried)."""
-    box = layout.ART_BOX
-    art = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]], np.float32)
-    unit = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], np.float64)
     best = None
-    for turn in range(4):
-        q = np.roll(quad, -turn, axis=0)
-        if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):  # the art box's top is a long side
-            continue
-        card = cv2.perspectiveTransform(unit, cv2.getPerspectiveTransform(art, q.astype(np.float32)))[0]
+    for card in _cards_round(quad):
         if np.any(card < 0) or np.any(card > np.array(image.size, np.float64)) or not seen(card):
             continue
         found = straighten(image, card)
         if found[3] >= LAYOUT_MIN and (best is None or found[3] > best[3]):
             best = found
     return best
+
+
+def art_box_runs_off(quad: np.ndarray, size: tuple[int, int]) -> bool:
+    """Whether the card an outline would be the art box of runs off a photo of `size` (w, h), either way up: the
+    outline is then a part of a card cut off by the frame (its art box, found whole away from the frame's edge),
+    not a card too small or none at all."""
+    limit = np.array(size, np.float64)
+    return any(np.any(card < 0) or np.any(card > limit) for card in _cards_round(quad))
+
+
+def _cards_round(quad: np.ndarray) -> list[np.ndarray]:
+    """The cards (4 x 2, clockwise) an outline would be the art box of: its long sides across the card, the name
+    above it or below (`layout.ART_BOX`)."""
+    box = layout.ART_BOX
+    art = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]], np.float32)
+    unit = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], np.float64)
+    cards = []
+    for turn in range(4):
+        q = np.roll(quad, -turn, axis=0)
+        if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):  # the art box's top is a long side
+            continue
+        cards.append(cv2.perspectiveTransform(unit, cv2.getPerspectiveTransform(art, q.astype(np.float32)))[0])
+    return cards

@@ -40,6 +40,7 @@ from stage_e_dagster.domain.evidence.card_faces import (
     ART_BOX_AREA,
     LAYOUT_MIN,
     around_art_box,
+    art_box_runs_off,
     edges_seen,
     second_card,
 )
@@ -204,6 +205,9 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
         held = around_art_box(image, full_quad, lambda q: edges_seen(q * factor, prepared.gradient))
         if held is None:
+            if art_box_runs_off(full_quad, (width, height)):  # the art box of a card cut off by the frame
+                return CardNotFound(CARD_CUT_OFF, {"area": round(area, 4), "layout": round(lines, 3),
+                                                   "art_box": "its card runs off the photo"})
             if area < MIN_CARD_AREA:
                 return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
             return CardNotFound(NO_CARD, {"area": round(area, 4), "layout": round(lines, 3)})
@@ -236,6 +240,11 @@ def choose(found: list[Outline], prepared: Prepared,
     if not top:
         return _no_whole_card(found, card_like, cut, prepared.lab.shape[:2])
     best = max(top, key=lambda o: o.area)
+    # A card's frame inside a card cut off by the frame, larger than any whole card: the photo's card is cut off.
+    parts = [c for c in card_like if any(o.contains(c) and not _held(c, o) for o in cut)]
+    if parts and max(o.area for o in parts) > best.area:
+        return CardNotFound(CARD_CUT_OFF, {"area": round(max(o.area for o in cut), 4),
+                                           "part_area": round(max(o.area for o in parts), 4)})
     # A second card lies apart from the first (two outlines that overlap are parts of one card) and is a whole
     # card's shape once its sides are settled on its own edges.
     rivals = [o for o in top if o is not best and o.area >= SECOND_CARD_AREA * best.area and o.support >= 0.8
