@@ -78,12 +78,29 @@ def around_art_box(image: Image.Image, quad: np.ndarray,
     return best
 
 
-def art_box_runs_off(quad: np.ndarray, size: tuple[int, int]) -> bool:
-    """Whether the card an outline would be the art box of runs off a photo of `size` (w, h), either way up: the
-    outline is then a part of a card cut off by the frame (its art box, found whole away from the frame's edge),
-    not a card too small or none at all."""
+def art_box_runs_off(quad: np.ndarray, size: tuple[int, int], seen: Callable[[np.ndarray], bool]) -> bool:
+    """Whether the card an outline would be the art box of runs off a photo of `size` (w, h), either way up, with
+    its sides inside the photo `seen` on edges: the outline is then a part of a card cut off by the frame (its art
+    box, found whole away from the frame's edge), not a card too small or none at all (round a small card on the
+    surface, the sides of a card it would be the art box of lie on the surface)."""
     limit = np.array(size, np.float64)
-    return any(np.any(card < 0) or np.any(card > limit) for card in _cards_round(quad))
+    return any((np.any(card < 0) or np.any(card > limit)) and seen(card) for card in _cards_round(quad))
+
+
+def edges_seen_inside(quad: np.ndarray, gradient: np.ndarray) -> bool:
+    """`edges_seen` for a quad that may run off the image: each side's part inside it (at least a fifth of the
+    side), and at least two such parts."""
+    h, w = gradient.shape
+    supports = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        t = np.linspace(0.0, 1.0, 101)
+        pts = a + t[:, None] * (b - a)
+        inside = np.flatnonzero((pts[:, 0] >= 2) & (pts[:, 0] <= w - 3) & (pts[:, 1] >= 2) & (pts[:, 1] <= h - 3))
+        if len(inside) < 20:
+            continue
+        supports.append(side_support(gradient, pts[inside[0]], pts[inside[-1]]))
+    return len(supports) >= 2 and float(np.mean(supports)) >= EDGES_SEEN[0] and min(supports) >= EDGES_SEEN[1]
 
 
 def _cards_round(quad: np.ndarray) -> list[np.ndarray]:

@@ -42,6 +42,7 @@ from stage_e_dagster.domain.evidence.card_faces import (
     around_art_box,
     art_box_runs_off,
     edges_seen,
+    edges_seen_inside,
     second_card,
 )
 from stage_e_dagster.domain.evidence.card_outline import (
@@ -97,6 +98,8 @@ CUT_SUPPORT = 0.85
 SURFACE_INSIDE = 0.5
 # A card-like outline is a whole card when at least this share of a ring just outside it looks like the surface.
 ON_SURFACE = 0.4
+# When none does, the largest this many card-like outlines inside no other are read for their frame lines.
+PROOF_LOOKS = 2
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
 NEAR_FRAME = 0.12
 # An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
@@ -171,12 +174,13 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
     directional = Directional.of(channels)
     found = outlines(prepared)
-    chosen = choose(found, prepared, lambda q: settle(q, directional, colours))
+    sh, sw = small.shape[:2]
+    chosen = choose(found, prepared, lambda q: settle(q, directional, colours),
+                    lambda q: _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor))
     if isinstance(chosen, CardNotFound):
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
         return chosen
-    sh, sw = small.shape[:2]
     quad = chosen.polygon
     grown = grow(quad, prepared.lab, prepared.gradient)
     if grown.runs_off:
@@ -205,7 +209,8 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
         held = around_art_box(image, full_quad, lambda q: edges_seen(q * factor, prepared.gradient))
         if held is None:
-            if art_box_runs_off(full_quad, (width, height)):  # the art box of a card cut off by the frame
+            if art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside(
+                    q * factor, prepared.gradient)):  # the art box of a card cut off by the frame
                 return CardNotFound(CARD_CUT_OFF, {"area": round(area, 4), "layout": round(lines, 3),
                                                    "art_box": "its card runs off the photo"})
             if area < MIN_CARD_AREA:
@@ -224,19 +229,24 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
                      orientation_margin=round(margin, 3), detail=detail)
 
 
-def choose(found: list[Outline], prepared: Prepared,
-           settler: Callable[[np.ndarray], np.ndarray] | None = None) -> Outline | CardNotFound:
+def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarray], np.ndarray] | None = None,
+           proved: Callable[[np.ndarray], bool] | None = None) -> Outline | CardNotFound:
     """The card among the outlines, or the reason there is no single whole one.
 
     A card (or its holder) lies on the surface: a card-like outline ringed by anything else, or lying inside another
-    card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol)."""
+    card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol). When
+    no card-like outline lies on the surface, one inside no other whose own printing `proved` it a whole card (its
+    face, straightened, shows its frame lines) is the card: a top-loader run off the photo rings it with its
+    plastic, not the surface, and no outline of the holder closes."""
     h, w = prepared.lab.shape[:2]
     # (a four-sided outline with a corner beyond the photo's frame is no whole card: lines met outside it)
     card_like = [o for o in found if o.card_like and _within(o.polygon, w, h)]
     cut = [o for o in found if _cut_card_like(o)]
-    top = [c for c in card_like if not any(o.contains(c) for o in card_like)
-           and not any(o.contains(c) and not _held(c, o) for o in cut)
-           and surface_around(c.polygon, prepared.lab, prepared.rim) >= ON_SURFACE]
+    outer = [c for c in card_like if not any(o.contains(c) for o in card_like)
+             and not any(o.contains(c) and not _held(c, o) for o in cut)]
+    top = [c for c in outer if surface_around(c.polygon, prepared.lab, prepared.rim) >= ON_SURFACE]
+    if not top and proved is not None:  # (a holder run off the photo rings its card with no surface)
+        top = [c for c in sorted(outer, key=lambda o: -o.area)[:PROOF_LOOKS] if proved(c.polygon)][:1]
     if not top:
         return _no_whole_card(found, card_like, cut, prepared.lab.shape[:2])
     best = max(top, key=lambda o: o.area)
@@ -263,6 +273,16 @@ def choose(found: list[Outline], prepared: Prepared,
         return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(best.area, 4),
                                             "part_area": round(max(o.area for o in beside), 4)})
     return _innermost_card(best, card_like)
+
+
+def _proved(image: Image.Image, quad: np.ndarray, small: tuple[int, int], factor: float) -> bool:
+    """Whether an outline (settled, full-image pixels) is a whole card by its own printing: it lies inside the
+    photo and its face, straightened, shows nearly all its frame lines (LAYOUT_MIN) without moving its corners off
+    it (a frame or an art box, fitted out to a card running off the photo, is no card seen whole)."""
+    if not _within(quad * factor, *small):
+        return False
+    _, _, moved, lines = straighten(image, portrait_order(quad))
+    return lines >= LAYOUT_MIN and _within(moved * factor, *small)
 
 
 def _held(card: Outline, outer: Outline) -> bool:
