@@ -1,7 +1,8 @@
-"""A card whose surroundings are no surface (a top-loader run off the photo rings it with plastic, and no outline
-of the holder closes) is found by its own printing: its straightened face shows its frame lines.
+"""A card the outlines alone do not isolate is found by its own printing (its straightened face shows its frame
+lines): one whose surroundings are no surface (a top-loader run off the photo rings it with plastic, and no outline
+of the holder closes), and one whose outline a line across it split in two card-like parts.
 
-The photo is the demo's (`demo.photo`) at a phone's size, where the holder's outline is lost at the frame.
+The photos are the demo's (`demo.photo`) at a phone's size, where those outlines are lost.
 """
 
 from __future__ import annotations
@@ -23,6 +24,21 @@ def test_a_card_in_a_top_loader_run_off_the_photo_is_found_by_its_frame_lines() 
     plan = plan_photo(153, "single")
     assert plan.holder == "toploader"
     photo = draw_photo(render_scan(card, long_side=1400, bleed=False, seed=0), plan)
+    image = load_scan(photo.jpeg()).image  # type: ignore[union-attr]
+    found = find_card(image)
+    assert isinstance(found, FoundCard) and found.kind == PHOTO, found
+    w, h = image.size
+    error = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
+                for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
+    assert error <= TOLERANCE
+
+
+def test_two_parts_of_one_card_split_by_a_line_across_it_are_one_card() -> None:
+    """A sleeved card on a playmat whose outline breaks at the art box's bottom: two card-like parts side by side,
+    which together make a card's shape and show its frame lines, are one card, not a photo of two."""
+    card = random.Random(0).sample(generate_catalog(400, seed=37), 60)[126 % 60]  # the photo benchmark's card
+    plan = plan_photo(126, "single")
+    photo = draw_photo(render_scan(card, long_side=1400, bleed=True, seed=0), plan)
     image = load_scan(photo.jpeg()).image  # type: ignore[union-attr]
     found = find_card(image)
     assert isinstance(found, FoundCard) and found.kind == PHOTO, found

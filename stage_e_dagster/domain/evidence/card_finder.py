@@ -49,6 +49,7 @@ from stage_e_dagster.domain.evidence.card_outline import (
     SURFACE_DELTA,
     Outline,
     Prepared,
+    joined,
     outlines,
     prepare,
     surface_around,
@@ -237,7 +238,8 @@ def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarr
     card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol). When
     no card-like outline lies on the surface, one inside no other whose own printing `proved` it a whole card (its
     face, straightened, shows its frame lines) is the card: a top-loader run off the photo rings it with its
-    plastic, not the surface, and no outline of the holder closes."""
+    plastic, not the surface, and no outline of the holder closes. Two card-like outlines side by side that together
+    make a card's shape proved by its frame lines are parts of one card (a line across it split its outline)."""
     h, w = prepared.lab.shape[:2]
     # (a four-sided outline with a corner beyond the photo's frame is no whole card: lines met outside it)
     card_like = [o for o in found if o.card_like and _within(o.polygon, w, h)]
@@ -261,6 +263,10 @@ def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarr
               and o.area >= MIN_RIVAL_AREA and not _overlaps(o, best)]
     if settler is not None:
         rivals = [o for o in rivals if abs(true_aspect(settler(o.polygon)) - layout.TRIM_ASPECT) <= BESIDE_ASPECT]
+    if len(rivals) == 1 and proved is not None:  # two parts of one card (a line across it split its outline)
+        whole = joined(best, rivals[0], w, h)
+        if whole is not None and proved(whole.polygon):
+            best, rivals = whole, []
     if rivals:
         areas = sorted(round(o.area, 4) for o in (best, *rivals))
         return CardNotFound(SEVERAL_CARDS, {"cards": len(areas), "areas": areas})
