@@ -317,6 +317,35 @@ BREAKAGES = (
         ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
         what="cut-off outlines ignored"),
     Breakage(
+        "a cut-off card's art box answered too small", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            if art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside(",
+          "            if False and art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside("),),
+        ("tests/unit/test_card_cut_off.py::test_an_art_box_whose_card_runs_off_the_photo_is_a_card_cut_off",),
+        what="an art box whose card runs off the photo not called cut off"),
+    Breakage(
+        "a cut-off card's frame taken for a second card", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if parts and max(o.area for o in parts) > best.area:", "    if False:"),),
+        ("tests/unit/test_card_cut_off.py::"
+         "test_a_frame_inside_a_card_run_off_the_photo_outweighs_a_small_whole_shape",),
+        what="a frame inside a cut-off outline ignored"),
+    Breakage(
+        "a card in a top-loader run off the photo not proved by its lines",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if not top and proved is not None:", "    if False:"),),
+        ("tests/unit/test_card_proof.py::test_a_card_in_a_top_loader_run_off_the_photo_is_found_by_its_frame_lines",),
+        what="no card-like outline off the surface proved by its frame lines"),
+    Breakage(
+        "a small card near the frame called cut off", "stage_e_dagster/domain/evidence/card_faces.py",
+        (("    return any((np.any(card < 0) or np.any(card > limit)) and seen(card) for card in _cards_round(quad))",
+          "    return any((np.any(card < 0) or np.any(card > limit)) for card in _cards_round(quad))"),),
+        ("tests/unit/test_card_cut_off.py::test_a_small_card_near_the_frame_is_not_called_cut_off",),
+        what="the card round an art box taken as run off without its edges seen"),
+    Breakage(
+        "two parts of one card taken for two cards", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if len(rivals) == 1 and proved is not None:", "    if False:"),),
+        ("tests/unit/test_card_proof.py::test_two_parts_of_one_card_split_by_a_line_across_it_are_one_card",),
+        what="no join of two card-like parts proved by their frame lines"),
+    Breakage(
         "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
         (("    if turn:\n", "    if False:\n"),),
         ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),

@@ -68,18 +68,51 @@ def around_art_box(image: Image.Image, quad: np.ndarray,
     (53.5 x 38.7 mm) is nearly a card's proportions turned a quarter, with strong straight sides, so it can stand
     for the card; the card lies round it where `layout` puts it, the art box's long sides across the card, the
     name above it or below (both are tried)."""
-    box = layout.ART_BOX
-    art = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]], np.float32)
-    unit = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], np.float64)
     best = None
-    for turn in range(4):
-        q = np.roll(quad, -turn, axis=0)
-        if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):  # the art box's top is a long side
-            continue
-        card = cv2.perspectiveTransform(unit, cv2.getPerspectiveTransform(art, q.astype(np.float32)))[0]
+    for card in _cards_round(quad):
         if np.any(card < 0) or np.any(card > np.array(image.size, np.float64)) or not seen(card):
             continue
         found = straighten(image, card)
         if found[3] >= LAYOUT_MIN and (best is None or found[3] > best[3]):
             best = found
     return best
+
+
+def art_box_runs_off(quad: np.ndarray, size: tuple[int, int], seen: Callable[[np.ndarray], bool]) -> bool:
+    """Whether the card an outline would be the art box of runs off a photo of `size` (w, h), either way up, with
+    its sides inside the photo `seen` on edges: the outline is then a part of a card cut off by the frame (its art
+    box, found whole away from the frame's edge), not a card too small or none at all (round a small card on the
+    surface, the sides of a card it would be the art box of lie on the surface)."""
+    limit = np.array(size, np.float64)
+    return any((np.any(card < 0) or np.any(card > limit)) and seen(card) for card in _cards_round(quad))
+
+
+def edges_seen_inside(quad: np.ndarray, gradient: np.ndarray) -> bool:
+    """`edges_seen` for a quad that may run off the image: each side's part inside it (at least a fifth of the
+    side), and at least two such parts."""
+    h, w = gradient.shape
+    supports = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        t = np.linspace(0.0, 1.0, 101)
+        pts = a + t[:, None] * (b - a)
+        inside = np.flatnonzero((pts[:, 0] >= 2) & (pts[:, 0] <= w - 3) & (pts[:, 1] >= 2) & (pts[:, 1] <= h - 3))
+        if len(inside) < 20:
+            continue
+        supports.append(side_support(gradient, pts[inside[0]], pts[inside[-1]]))
+    return len(supports) >= 2 and float(np.mean(supports)) >= EDGES_SEEN[0] and min(supports) >= EDGES_SEEN[1]
+
+
+def _cards_round(quad: np.ndarray) -> list[np.ndarray]:
+    """The cards (4 x 2, clockwise) an outline would be the art box of: its long sides across the card, the name
+    above it or below (`layout.ART_BOX`)."""
+    box = layout.ART_BOX
+    art = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]], np.float32)
+    unit = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], np.float64)
+    cards = []
+    for turn in range(4):
+        q = np.roll(quad, -turn, axis=0)
+        if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):  # the art box's top is a long side
+            continue
+        cards.append(cv2.perspectiveTransform(unit, cv2.getPerspectiveTransform(art, q.astype(np.float32)))[0])
+    return cards

@@ -40,13 +40,16 @@ from stage_e_dagster.domain.evidence.card_faces import (
     ART_BOX_AREA,
     LAYOUT_MIN,
     around_art_box,
+    art_box_runs_off,
     edges_seen,
+    edges_seen_inside,
     second_card,
 )
 from stage_e_dagster.domain.evidence.card_outline import (
     SURFACE_DELTA,
     Outline,
     Prepared,
+    joined,
     outlines,
     prepare,
     surface_around,
@@ -96,6 +99,8 @@ CUT_SUPPORT = 0.85
 SURFACE_INSIDE = 0.5
 # A card-like outline is a whole card when at least this share of a ring just outside it looks like the surface.
 ON_SURFACE = 0.4
+# When none does, the largest this many card-like outlines inside no other are read for their frame lines.
+PROOF_LOOKS = 2
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
 NEAR_FRAME = 0.12
 # An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
@@ -170,12 +175,13 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
     directional = Directional.of(channels)
     found = outlines(prepared)
-    chosen = choose(found, prepared, lambda q: settle(q, directional, colours))
+    sh, sw = small.shape[:2]
+    chosen = choose(found, prepared, lambda q: settle(q, directional, colours),
+                    lambda q: _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor))
     if isinstance(chosen, CardNotFound):
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
         return chosen
-    sh, sw = small.shape[:2]
     quad = chosen.polygon
     grown = grow(quad, prepared.lab, prepared.gradient)
     if grown.runs_off:
@@ -204,6 +210,10 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
         held = around_art_box(image, full_quad, lambda q: edges_seen(q * factor, prepared.gradient))
         if held is None:
+            if art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside(
+                    q * factor, prepared.gradient)):  # the art box of a card cut off by the frame
+                return CardNotFound(CARD_CUT_OFF, {"area": round(area, 4), "layout": round(lines, 3),
+                                                   "art_box": "its card runs off the photo"})
             if area < MIN_CARD_AREA:
                 return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
             return CardNotFound(NO_CARD, {"area": round(area, 4), "layout": round(lines, 3)})
@@ -220,28 +230,43 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
                      orientation_margin=round(margin, 3), detail=detail)
 
 
-def choose(found: list[Outline], prepared: Prepared,
-           settler: Callable[[np.ndarray], np.ndarray] | None = None) -> Outline | CardNotFound:
+def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarray], np.ndarray] | None = None,
+           proved: Callable[[np.ndarray], bool] | None = None) -> Outline | CardNotFound:
     """The card among the outlines, or the reason there is no single whole one.
 
     A card (or its holder) lies on the surface: a card-like outline ringed by anything else, or lying inside another
-    card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol)."""
+    card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol). When
+    no card-like outline lies on the surface, one inside no other whose own printing `proved` it a whole card (its
+    face, straightened, shows its frame lines) is the card: a top-loader run off the photo rings it with its
+    plastic, not the surface, and no outline of the holder closes. Two card-like outlines side by side that together
+    make a card's shape proved by its frame lines are parts of one card (a line across it split its outline)."""
     h, w = prepared.lab.shape[:2]
     # (a four-sided outline with a corner beyond the photo's frame is no whole card: lines met outside it)
     card_like = [o for o in found if o.card_like and _within(o.polygon, w, h)]
     cut = [o for o in found if _cut_card_like(o)]
-    top = [c for c in card_like if not any(o.contains(c) for o in card_like)
-           and not any(o.contains(c) and not _held(c, o) for o in cut)
-           and surface_around(c.polygon, prepared.lab, prepared.rim) >= ON_SURFACE]
+    outer = [c for c in card_like if not any(o.contains(c) for o in card_like)
+             and not any(o.contains(c) and not _held(c, o) for o in cut)]
+    top = [c for c in outer if surface_around(c.polygon, prepared.lab, prepared.rim) >= ON_SURFACE]
+    if not top and proved is not None:  # (a holder run off the photo rings its card with no surface)
+        top = [c for c in sorted(outer, key=lambda o: -o.area)[:PROOF_LOOKS] if proved(c.polygon)][:1]
     if not top:
         return _no_whole_card(found, card_like, cut, prepared.lab.shape[:2])
     best = max(top, key=lambda o: o.area)
+    # A card's frame inside a card cut off by the frame, larger than any whole card: the photo's card is cut off.
+    parts = [c for c in card_like if any(o.contains(c) and not _held(c, o) for o in cut)]
+    if parts and max(o.area for o in parts) > best.area:
+        return CardNotFound(CARD_CUT_OFF, {"area": round(max(o.area for o in cut), 4),
+                                           "part_area": round(max(o.area for o in parts), 4)})
     # A second card lies apart from the first (two outlines that overlap are parts of one card) and is a whole
     # card's shape once its sides are settled on its own edges.
     rivals = [o for o in top if o is not best and o.area >= SECOND_CARD_AREA * best.area and o.support >= 0.8
               and o.area >= MIN_RIVAL_AREA and not _overlaps(o, best)]
     if settler is not None:
         rivals = [o for o in rivals if abs(true_aspect(settler(o.polygon)) - layout.TRIM_ASPECT) <= BESIDE_ASPECT]
+    if len(rivals) == 1 and proved is not None:  # two parts of one card (a line across it split its outline)
+        whole = joined(best, rivals[0], w, h)
+        if whole is not None and proved(whole.polygon):
+            best, rivals = whole, []
     if rivals:
         areas = sorted(round(o.area, 4) for o in (best, *rivals))
         return CardNotFound(SEVERAL_CARDS, {"cards": len(areas), "areas": areas})
@@ -254,6 +279,16 @@ def choose(found: list[Outline], prepared: Prepared,
         return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(best.area, 4),
                                             "part_area": round(max(o.area for o in beside), 4)})
     return _innermost_card(best, card_like)
+
+
+def _proved(image: Image.Image, quad: np.ndarray, small: tuple[int, int], factor: float) -> bool:
+    """Whether an outline (settled, full-image pixels) is a whole card by its own printing: it lies inside the
+    photo and its face, straightened, shows nearly all its frame lines (LAYOUT_MIN) without moving its corners off
+    it (a frame or an art box, fitted out to a card running off the photo, is no card seen whole)."""
+    if not _within(quad * factor, *small):
+        return False
+    _, _, moved, lines = straighten(image, portrait_order(quad))
+    return lines >= LAYOUT_MIN and _within(moved * factor, *small)
 
 
 def _held(card: Outline, outer: Outline) -> bool:

@@ -30,6 +30,8 @@ MIN_AREA = 0.008
 SURFACE_DELTA = 28.0
 # An outline side within this many small-copy pixels of the photo's frame lies on the frame (the card runs off).
 FRAME_SLACK = 4.0
+# Two outlines side by side are parts of one when the outline they make together is at most this times their areas.
+JOINED_FILL = 1.25
 # The estimated short-over-long side ratio a card seen at up to ~20 degrees may show.
 ASPECT_RANGE = (0.56, 0.92)
 
@@ -313,3 +315,17 @@ def _same(a: Outline, b: Outline) -> bool:
         return False
     size = float(np.sqrt(abs(cv2.contourArea(a.polygon.astype(np.float32)))))
     return bool(np.linalg.norm(a.polygon.mean(axis=0) - b.polygon.mean(axis=0)) < 0.04 * size)
+
+
+def joined(a: Outline, b: Outline, w: int, h: int) -> Outline | None:
+    """The four-sided outline two outlines side by side make together (on a w x h copy), when they fill most of it
+    (a card's outline split in two by a line across it, a glare band's edge or the art box's bottom), else None."""
+    hull = cv2.convexHull(np.concatenate([a.polygon, b.polygon]).astype(np.float32))
+    quad = cv2.approxPolyDP(hull, 0.02 * cv2.arcLength(hull, True), True).reshape(-1, 2).astype(np.float64)
+    if len(quad) != 4:
+        return None
+    area = float(cv2.contourArea(quad.astype(np.float32))) / (w * h)
+    if area > JOINED_FILL * (a.area + b.area):
+        return None
+    return Outline(_clockwise(quad), area, min(a.support, b.support), min(a.weakest, b.weakest), (False,) * 4,
+                   _aspect(quad), max(a.square, b.square))

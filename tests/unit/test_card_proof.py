@@ -1,0 +1,48 @@
+"""A card the outlines alone do not isolate is found by its own printing (its straightened face shows its frame
+lines): one whose surroundings are no surface (a top-loader run off the photo rings it with plastic, and no outline
+of the holder closes), and one whose outline a line across it split in two card-like parts.
+
+The photos are the demo's (`demo.photo`) at a phone's size, where those outlines are lost.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from stage_e_dagster.demo.catalog import generate_catalog
+from stage_e_dagster.demo.photo import draw_photo, plan_photo
+from stage_e_dagster.demo.render import render_scan
+from stage_e_dagster.domain.evidence.card_finder import PHOTO, FoundCard, find_card
+from stage_e_dagster.domain.evidence.load import load_scan
+
+TOLERANCE = 0.02
+
+
+def test_a_card_in_a_top_loader_run_off_the_photo_is_found_by_its_frame_lines() -> None:
+    card = random.Random(0).sample(generate_catalog(400, seed=37), 60)[153 % 60]  # the photo benchmark's card
+    plan = plan_photo(153, "single")
+    assert plan.holder == "toploader"
+    photo = draw_photo(render_scan(card, long_side=1400, bleed=False, seed=0), plan)
+    image = load_scan(photo.jpeg()).image  # type: ignore[union-attr]
+    found = find_card(image)
+    assert isinstance(found, FoundCard) and found.kind == PHOTO, found
+    w, h = image.size
+    error = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
+                for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
+    assert error <= TOLERANCE
+
+
+def test_two_parts_of_one_card_split_by_a_line_across_it_are_one_card() -> None:
+    """A sleeved card on a playmat whose outline breaks at the art box's bottom: two card-like parts side by side,
+    which together make a card's shape and show its frame lines, are one card, not a photo of two."""
+    card = random.Random(0).sample(generate_catalog(400, seed=37), 60)[126 % 60]  # the photo benchmark's card
+    plan = plan_photo(126, "single")
+    photo = draw_photo(render_scan(card, long_side=1400, bleed=True, seed=0), plan)
+    image = load_scan(photo.jpeg()).image  # type: ignore[union-attr]
+    found = find_card(image)
+    assert isinstance(found, FoundCard) and found.kind == PHOTO, found
+    w, h = image.size
+    error = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
+                for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
+    assert error <= TOLERANCE
