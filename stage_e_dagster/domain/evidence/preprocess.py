@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps
 from scipy import ndimage
@@ -112,11 +113,14 @@ def background_level(gray: np.ndarray) -> int:
 
 def _edge_blobs(mask: np.ndarray) -> np.ndarray:
     """The connected regions of `mask` that touch the image's edge."""
-    labels, count = ndimage.label(mask)
-    if not count:
+    count, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=4)
+    if count <= 1:
         return np.zeros_like(mask)
-    edge = np.unique(np.concatenate([labels[0, :], labels[-1, :], labels[:, 0], labels[:, -1]]))
-    return np.isin(labels, edge[edge != 0])
+    touching = np.zeros(count, dtype=bool)
+    for edge in (labels[0, :], labels[-1, :], labels[:, 0], labels[:, -1]):
+        touching[edge] = True
+    touching[0] = False  # the background
+    return touching[labels]
 
 
 @dataclass(frozen=True)
