@@ -487,4 +487,25 @@ BREAKAGES = (
         (("    if found.kind == PHOTO and data is not None and loaded.scale < 1.0:", "    if False:"),),
         ("tests/unit/test_photo_full_size.py::test_a_photo_decoded_smaller_than_its_file_is_read_from_a_cut_at_full_size",),
         what="the card cut out of the working decode, never the file's own size"),
+    Breakage(
+        "a credit read again for a year it cannot hold", "stage_e_dagster/domain/evidence/collector.py",
+        (("    if block is None and skip is not None and skip_is_credit:\n        return None\n", ""),),
+        ("tests/unit/test_evidence_extract.py::"
+         "test_a_numberless_card_reads_its_credit_once_and_keeps_its_copyright_year",),
+        what="`read_legal` reads the whole band again after reads that saw a credit alone"),
+    Breakage(
+        "a legal line cut before its year taken for a credit", "stage_e_dagster/domain/evidence/parse.py",
+        (("    return not any(ch.isdigit() for text in texts for ch in text) and not any(\n"
+          "        _LEGAL_WORDS.search(text) or _PROXY_MARKERS.search(text) for text in texts)",
+          "    return not any(ch.isdigit() for text in texts for ch in text)"),),
+        ("tests/unit/test_evidence_parse_pinned.py::"
+         "test_reads_saw_only_an_artist_credit_with_no_digit_and_no_legal_word",),
+        what="`credit_only` blind to legal words (\"s of the Coast, Inc.\" read with its year cut off)"),
+    Breakage(
+        "a modern block with a long artist's name taken for a legal line",
+        "stage_e_dagster/domain/evidence/collector.py",
+        (("    if len(block.lines) > 1 and first.right - first.left > NUMBER_LINE * glyph:\n        return \"legal\"\n",
+          ""),),
+        ("tests/unit/test_collector_lines.py::test_a_blocks_shape_says_where_its_number_stands",),
+        what="`shape_family` without its first-line rule"),
 )

@@ -13,11 +13,13 @@ from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.hard import read_catalog_of
 from stage_e_dagster.demo.info import InfoStyle, layout_of_card
 from stage_e_dagster.demo.render import render_scan
-from stage_e_dagster.domain.evidence.band import find_blocks
+from stage_e_dagster.domain.evidence.band import Block, find_blocks
+from stage_e_dagster.domain.evidence.collector import shape_family
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
+from stage_e_dagster.domain.evidence.preprocess import Line
 from stage_e_dagster.domain.printed_lines import MODERN
 
 HEIGHT, WIDTH, CAP = 100, 900, 11
@@ -119,3 +121,25 @@ def test_a_scan_with_the_lists_mark_or_the_holofoil_oval_is_read(engine: Tessero
         assert isinstance(found, Evidence)
         assert normalise_collector_number(found.collector_number) == normalise_collector_number(
             card["collector_number"]), found.collector_raw
+
+
+def _block(*widths: int, place: str = "left") -> Block:
+    """A block of lines `widths` glyph heights wide (glyph 10 px)."""
+    lines = tuple(Line(20 * i, 20 * i + 10, 0, 10 * width) for i, width in enumerate(widths))
+    return Block(0, 10 * max(widths), lines, place)
+
+
+@pytest.mark.parametrize(
+    ("widths", "place", "kind"),
+    [
+        ((6, 20), "left", "code"),  # "103/122 C" over "VPK • EN ✎ Alba Castellanos": a long artist's name
+        ((4, 15), "left", "code"),  # "C 0172" over "DSK • EN ✎ artist"
+        ((8, 16), "left", "code"),  # "261★/383 R", the widest number line
+        ((11, 24), "left", "legal"),  # "✎ Tara Kowalski" over "™ & © 2012 Wizards of the Coast 174/274"
+        ((10, 18), "left", "legal"),  # a credit over a short legal line: the credit is no number line
+        ((5, 23), "left", "legal"),  # "✎ Ai Lee" over a legal line as long as legal lines run
+        ((12, 20), "centre", "legal"),  # the 1997 frame's centred lines
+    ],
+)
+def test_a_blocks_shape_says_where_its_number_stands(widths: tuple[int, ...], place: str, kind: str) -> None:
+    assert shape_family(_block(*widths, place=place), glyph=10.0) == kind

@@ -44,8 +44,12 @@ CODE_WIDTH = 8
 LEGAL_TAIL = 9
 """Glyph heights at the end of a legal line read for its number ("316★/350" is about six), from the start of the
 word they reach into: never a cut through the number, which OCR would read as a shorter one."""
-LEGAL_LINE = 19
-"""Glyph heights a legal line holding a number runs at least; a modern block's lines stay under it."""
+LEGAL_LINE = 21
+"""Glyph heights a legal line holding a number runs at least ("™ & © 2012 Wizards of the Coast 174/274", about 40
+characters); a modern block's lines stay under it, though its second line, with a long artist's name, comes near."""
+NUMBER_LINE = 8
+"""Glyph heights a modern block's first line runs at most: its number line ("261★/383 R", "C 0172"). A wider first
+line is an artist's credit over a legal line."""
 YEAR_WIDTH = 9
 """Glyph heights at the start of a legal line read for its copyright year ("™ & © 2019" is about six)."""
 FALLBACK_STEPS = 3
@@ -153,10 +157,14 @@ def family(expected: Collection[str] | None) -> str | None:
 
 
 def shape_family(block: Block, glyph: float) -> str:
-    """Where a block's number stands, by its shape, when the catalogue cannot say: a centred block, or one whose
-    last line runs `LEGAL_LINE` glyph heights or more ("™ & © 2012 Wizards of the Coast 174/274"), is a legal
-    line's; any other (a short number line over a set code) a code block's."""
-    if block.place == "centre" or block.lines[-1].right - block.lines[-1].left >= LEGAL_LINE * glyph:
+    """Where a block's number stands, by its shape, when the catalogue cannot say: a centred block, one whose first
+    line is wider than a number line (an artist's credit over the legal line), or one whose last line runs
+    `LEGAL_LINE` glyph heights or more ("™ & © 2012 Wizards of the Coast 174/274"), is a legal line's; any other (a
+    short number line over a set code and the artist) a code block's."""
+    first, last = block.lines[0], block.lines[-1]
+    if block.place == "centre" or last.right - last.left >= LEGAL_LINE * glyph:
+        return "legal"
+    if len(block.lines) > 1 and first.right - first.left > NUMBER_LINE * glyph:
         return "legal"
     return "code"
 
