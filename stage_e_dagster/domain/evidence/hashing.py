@@ -6,6 +6,7 @@ so a reference PNG and the same glyph cropped from a scan land within a few bits
 
 from __future__ import annotations
 
+import cv2
 import imagehash
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps
@@ -71,19 +72,21 @@ def _glyph_mask(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     bg = _background_level(gray)
     dist = np.abs(gray.astype(np.int16) - bg)
     mask = dist > _GLYPH_DELTA
-    labels, count = ndimage.label(mask)
-    if count:
-        border = np.unique(np.concatenate([labels[0, :], labels[-1, :], labels[:, 0], labels[:, -1]]))
-        border = border[border != 0]
-        interior = mask & ~np.isin(labels, border)
+    count, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=4)
+    if count > 1:
+        border = np.zeros(count, dtype=bool)
+        for edge in (labels[0, :], labels[-1, :], labels[:, 0], labels[:, -1]):
+            border[edge] = True
+        border[0] = True  # the background
+        interior = ~border[labels]
         if _extent(interior) >= _MIN_INTERIOR_EXTENT * min(mask.shape):
             mask = interior
         if mask.any():
             # Drop specks: components under 1% of the largest kept one.
-            labels, count = ndimage.label(mask)
-            sizes = ndimage.sum(mask, labels, index=np.arange(1, count + 1))
-            keep = np.flatnonzero(sizes >= 0.01 * sizes.max()) + 1
-            mask = np.isin(labels, keep)
+            count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=4)
+            sizes = stats[:, cv2.CC_STAT_AREA].copy()
+            sizes[0] = 0  # the background
+            mask = (sizes >= 0.01 * sizes[1:].max())[labels] & (labels > 0)
     soft = np.clip(dist * (255.0 / (2 * _GLYPH_DELTA)), 0, 255).astype(np.uint8)
     return soft, mask
 
