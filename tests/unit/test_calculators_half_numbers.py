@@ -165,3 +165,12 @@ def test_the_fallback_never_picks_a_frame_that_prints_its_number_elsewhere() -> 
     assert kept == {centred.id}
     assert fallback.layout_check(CardRef(9, "x"), Evidence(collector_number="24"), [centred, modern],
                                  EXPANSIONS) is None  # no number read: no reading
+
+
+def test_an_unconfirmed_read_stands_for_the_names_printing_a_second_read_must_agree_on() -> None:
+    """"L 0395" read as "10395": its first reading is 10/395, but the name's printing is 395, one digit from the
+    set's other basic lands. Unconfirmed, the reading stands for 395, so that two agreeing reads agree on it."""
+    lands = ReadCatalog.build([("Mountain", "gjp", "394"), ("Mountain", "gjp", "395"), ("Mountain", "gjp", "396")],
+                              totals={"gjp": 300}, layouts={"gjp": [RARITY_FIRST]})
+    found = resolve(parse_collector("10395\nGJP • EN"), lands.set_codes, lands, "Mountain")
+    assert (found.number, found.set_code, found.confirmed) == ("395", "gjp", False)

@@ -250,6 +250,10 @@ def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog 
     catalogue knows which do), its set's total fits, and no printing of the name in a set the reading fits (total,
     layout) has a number the reading could be a piece of. Without a catalogue and name nothing is confirmed: the
     reader then wants readings that agree.
+
+    Unconfirmed, the parse stands for its first reading, unless a later one is a printing of the name one digit from
+    another in its set ("10395" read for a basic land's "L 0395": 395, not 10/395): that one, so that two reads
+    that agree on it agree on the printing.
     """
     snaps = _snaps(parse, known, ())
     default_token = snaps[0][0] if snaps else next((t for t in parse.set_tokens if any(c.isalpha() for c in t)),
@@ -260,13 +264,17 @@ def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog 
         return default
     snaps = _snaps(parse, known, {code for code, _ in printings})
     owned = set(printings)
+    held: Resolution | None = None
     for number, total in parse.number_options:
         norm = normalise_collector_number(number)
         for token, code in snaps:
             if (code, norm) in owned and _total_fits(total, code, catalog):
                 in_set = [p for p in printings if p[0] == code]
-                if rivals(norm, in_set) or neighbours(norm, in_set):
-                    break  # a piece of another number in this very set, or one digit from it: read again
+                if rivals(norm, in_set):
+                    break  # a piece of another number in this very set: read again
+                if neighbours(norm, in_set):
+                    held = held or Resolution(number, total, code, token)
+                    break  # one digit from another number in this very set: a second read must agree
                 return Resolution(number, total, code, token, confirmed=True, settled=True)
         if not parse.set_tokens:
             fitting = [p for p in printings if _total_fits(total, p[0], catalog)
@@ -276,4 +284,4 @@ def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog 
             if len(matches) == 1 and codeless and not rivals(norm, fitting) and not neighbours(norm, fitting):
                 settled = total is not None and catalog.totals.get(matches[0]) == total
                 return Resolution(number, total, None, None, confirmed=True, settled=settled)
-    return default
+    return held or default
