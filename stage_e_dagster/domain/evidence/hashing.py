@@ -13,6 +13,7 @@ from PIL import Image, ImageFilter, ImageOps
 from scipy import fft, ndimage
 
 from stage_e_dagster.domain.bits import hamming, to_signed64, to_unsigned64
+from stage_e_dagster.domain.evidence.preprocess import background_level, edge_blobs
 
 __all__ = ["hamming", "hash_to_int", "phash64", "symbol_phash", "to_signed64", "to_unsigned64"]
 
@@ -50,14 +51,6 @@ def _opaque_rgb(img: Image.Image) -> Image.Image:
     return img.convert("RGB")
 
 
-def _background_level(gray: np.ndarray) -> int:
-    """The dominant grey level (histogram mode over 8-level bins, refined by the median inside the bin)."""
-    bins = np.bincount((gray // 8).ravel(), minlength=32)
-    top = int(np.argmax(bins))
-    inside = gray[(gray // 8) == top]
-    return int(np.median(inside))
-
-
 def _extent(mask: np.ndarray) -> int:
     """The larger side of the bounding box of a boolean mask (0 when empty)."""
     if not mask.any():
@@ -69,21 +62,16 @@ def _extent(mask: np.ndarray) -> int:
 
 def _glyph_mask(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Soft glyph intensity (0..255, polarity-free) and the boolean mask of the glyph's regions."""
-    bg = _background_level(gray)
+    bg = background_level(gray)
     dist = np.abs(gray.astype(np.int16) - bg)
     mask = dist > _GLYPH_DELTA
-    count, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=4)
-    if count > 1:
-        border = np.zeros(count, dtype=bool)
-        for edge in (labels[0, :], labels[-1, :], labels[:, 0], labels[:, -1]):
-            border[edge] = True
-        border[0] = True  # the background
-        interior = ~border[labels]
+    if mask.any():
+        interior = mask & ~edge_blobs(mask)
         if _extent(interior) >= _MIN_INTERIOR_EXTENT * min(mask.shape):
             mask = interior
         if mask.any():
             # Drop specks: components under 1% of the largest kept one.
-            count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=4)
+            _, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=4)
             sizes = stats[:, cv2.CC_STAT_AREA].copy()
             sizes[0] = 0  # the background
             mask = (sizes >= 0.01 * sizes[1:].max())[labels] & (labels > 0)

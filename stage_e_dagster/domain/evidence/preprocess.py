@@ -111,7 +111,7 @@ def background_level(gray: np.ndarray) -> int:
     return int(np.median(gray[(gray // 8) == top]))
 
 
-def _edge_blobs(mask: np.ndarray) -> np.ndarray:
+def edge_blobs(mask: np.ndarray) -> np.ndarray:
     """The connected regions of `mask` that touch the image's edge."""
     count, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=4)
     if count <= 1:
@@ -141,7 +141,7 @@ def text_image(gray: Image.Image, min_contrast: int = 40, background_rows: float
         return TextImage(gray, np.zeros(arr.shape, dtype=bool))
     sample = arr[min(arr.shape[0] - 1, round(background_rows * arr.shape[0])):]
     dist = np.abs(arr - background_level(sample.astype(np.uint8))).astype(np.uint8)
-    framed = _edge_blobs(dist > min_contrast)
+    framed = edge_blobs(dist > min_contrast)
     level = max(min_contrast, otsu_of(np.bincount(dist[~framed].ravel(), minlength=256).astype(np.float64)))
     ink = (dist > level) & ~framed
     strength = float(np.percentile(dist[ink], 75)) if ink.any() else 255.0
