@@ -1,23 +1,14 @@
 """The rows of the breakage table (`tools/breakages.py` runs them): each a deliberate breakage of one file, and the
-tests that must catch it. Adding a row: a `Breakage` here (the exact text to break, which must occur once, and the
-tests), then `python tools/breakages.py --write` regenerates docs/testing.md's table."""
+tests that must catch it; Stage C's reader, parsers and card finder have theirs in `breakage_rows_evidence`, listed
+last. Adding a row: a `Breakage` in the module of its concern (the exact text to break, which must occur once, and
+the tests), then `python tools/breakages.py --write` regenerates docs/testing.md's table."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tools.breakage_row import Breakage
+from tools.breakage_rows_evidence import EVIDENCE_BREAKAGES
 
-
-@dataclass(frozen=True)
-class Breakage:
-    """A named breakage: text replacements in one file, and the tests (pytest node ids) that must catch it."""
-
-    name: str
-    path: str
-    edits: tuple[tuple[str, str], ...]
-    tests: tuple[str, ...]
-    what: str = ""
-    """What the edit does, for the documented table's "where" column (after the file's name); optional."""
-
+__all__ = ["BREAKAGES", "Breakage"]
 
 BREAKAGES = (
     Breakage(
@@ -68,10 +59,6 @@ BREAKAGES = (
           '    if policy in POLICIES:\n        agreed = _quorum_outcome(unique, human_outcomes)'),),
         ("tests/unit/test_consensus.py", "tests/db/test_asset_checks.py"),
         what="the machine quorum applied under the funnel policy"),
-    Breakage(
-        "the collector reader's catalogue check bypassed", "stage_e_dagster/domain/evidence/read_catalog.py",
-        (("            if (code, norm) in owned and _total_fits(total, code, catalog):", "            if True:"),),
-        ("tests/unit/test_evidence_read_catalog.py",)),
     Breakage(
         "the review page's CSRF check removed", "stage_e_dagster/review_web/app.py",
         (('        if session is None or not tokens_equal(fields.get("csrf"), session.csrf):',
@@ -163,18 +150,9 @@ BREAKAGES = (
         ("tests/db/test_all_cards_import.py::test_each_layouts_names_are_found_once_per_printing",),
         what="`face_names_normalised` always empty"),
     Breakage(
-        "the packed name table stops at the first occupied slot", "stage_e_dagster/domain/evidence/read_catalog.py",
-        (("                return index\n            slot = (slot + 1) & mask",
-          "                return index\n            return None"),),
-        ("tests/unit/test_read_catalog_packed.py",)),
-    Breakage(
         "near-identical set symbols allowed to decide", "stage_e_dagster/domain/calculators/matching.py",
         (("    out = set(kept)\n", "    return set(kept)\n"),),
         ("tests/unit/test_calculators_era.py", "tests/db/test_era_stage_d.py")),
-    Breakage(
-        "prefixed collector numbers not read", "stage_e_dagster/domain/evidence/parse.py",
-        (("(?P<prefix>[A-Z]{1,2})", "(?P<prefix>[^\\s\\S]{1,2})"),),
-        ("tests/unit/test_evidence_forms.py",)),
     Breakage(
         "the era calculator blind to the copyright year", "stage_e_dagster/domain/calculators/era.py",
         (('CHECKS: dict[str, Check] = {"year": year_check, ', 'CHECKS: dict[str, Check] = {'),),
@@ -258,12 +236,6 @@ BREAKAGES = (
         ("tests/db/test_remote_hostile.py::test_a_manifest_beyond_its_caps_fails_its_listing_and_says_why",),
         what="both checks off"),
     Breakage(
-        "any image format Pillow knows decoded", "stage_e_dagster/domain/evidence/load.py",
-        (("    return Image.open(source, formats=DECODED_FORMATS)", "    return Image.open(source)"),),
-        ("tests/unit/test_evidence_load.py::test_only_png_jpeg_and_webp_are_decoded_whatever_the_name",
-         "tests/db/test_catalog_import.py::test_symbols_store_reference_hashes"),
-        what="`open_image` without `formats`"),
-    Breakage(
         "the review page answers any Host", "stage_e_dagster/review_web/security.py",
         (("            if not self.policy.allows(host):", "            if False:"),),
         ("tests/review/test_review_hostile.py::test_a_host_the_page_does_not_serve_is_refused_before_anything_else",),
@@ -301,147 +273,21 @@ BREAKAGES = (
         ("tests/review/test_review_hostile.py::test_a_remote_scan_shows_through_the_cache_or_one_fetch_that_counts_like_any_other",),
         what="the 403 branch of `_record` skipped"),
     Breakage(
-        "scans sent down the photo path", "stage_e_dagster/domain/evidence/card_finder.py",
-        (("    if is_card_shaped(width, height):\n        return FoundCard(image, image_corners(), SCAN)",
-          "    if False:\n        return FoundCard(image, image_corners(), SCAN)"),),
-        ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",),
-        what="the card-proportions test skipped"),
-    Breakage(
-        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_finder.py",
-        (("    if rivals:\n", "    if False:\n"),),
-        ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",),
-        what="rival cards ignored"),
-    Breakage(
-        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_finder.py",
-        (("    if cut:\n        best = max(cut", "    if False:\n        best = max(cut"),),
-        ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
-        what="cut-off outlines ignored"),
-    Breakage(
-        "a cut-off card's art box answered too small", "stage_e_dagster/domain/evidence/card_finder.py",
-        (("            if art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside(",
-          "            if False and art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside("),),
-        ("tests/unit/test_card_cut_off.py::test_an_art_box_whose_card_runs_off_the_photo_is_a_card_cut_off",),
-        what="an art box whose card runs off the photo not called cut off"),
-    Breakage(
-        "a cut-off card's frame taken for a second card", "stage_e_dagster/domain/evidence/card_finder.py",
-        (("    if parts and max(o.area for o in parts) > best.area:", "    if False:"),),
-        ("tests/unit/test_card_cut_off.py::"
-         "test_a_frame_inside_a_card_run_off_the_photo_outweighs_a_small_whole_shape",),
-        what="a frame inside a cut-off outline ignored"),
-    Breakage(
-        "a card in a top-loader run off the photo not proved by its lines",
-        "stage_e_dagster/domain/evidence/card_finder.py",
-        (("    if not top and proved is not None:", "    if False:"),),
-        ("tests/unit/test_card_proof.py::test_a_card_in_a_top_loader_run_off_the_photo_is_found_by_its_frame_lines",),
-        what="no card-like outline off the surface proved by its frame lines"),
-    Breakage(
-        "a small card near the frame called cut off", "stage_e_dagster/domain/evidence/card_faces.py",
-        (("    return any((np.any(card < 0) or np.any(card > limit)) and seen(card) for card in _cards_round(quad))",
-          "    return any((np.any(card < 0) or np.any(card > limit)) for card in _cards_round(quad))"),),
-        ("tests/unit/test_card_cut_off.py::test_a_small_card_near_the_frame_is_not_called_cut_off",),
-        what="the card round an art box taken as run off without its edges seen"),
-    Breakage(
-        "two parts of one card taken for two cards", "stage_e_dagster/domain/evidence/card_finder.py",
-        (("    if len(rivals) == 1 and proved is not None:", "    if False:"),),
-        ("tests/unit/test_card_proof.py::test_two_parts_of_one_card_split_by_a_line_across_it_are_one_card",),
-        what="no join of two card-like parts proved by their frame lines"),
-    Breakage(
-        "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
-        (("    if turn:\n", "    if False:\n"),),
-        ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),
-        what="orientation ignored"),
-    Breakage(
-        "a photo's skip not recorded", "stage_e_dagster/domain/evidence/extract.py",
-        (("    if isinstance(found, CardNotFound):\n        return found.as_skip()\n",
-          "    if isinstance(found, CardNotFound):\n"
-          "        found = FoundCard(loaded.image, ((0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)), \"scan\")\n"),),
-        ("tests/db/test_stage_c_photos.py",),
-        what="a photo with no single whole card read as a scan"),
-    Breakage(
         "a photo's skip not routed to review", "stage_e_dagster/db/judgement/evidence_store.py",
         (("    route_skips_to_review(conn, [card_id], run_id)\n    return True", "    return True"),),
         ("tests/db/test_stage_c_photos.py",),
         what="`log_skip` writes no `to-review` marker"),
-    Breakage(
-        "a photo's corners not stored", "stage_e_dagster/domain/evidence/extract.py",
-        (("            evidence.card_corners = flat_corners(card.corners)",
-          "            evidence.card_corners = None"),),
-        ("tests/db/test_stage_c_photos.py",),
-        what="`card_corners` left empty"),
     Breakage(
         "the corners not used by the review crop", "stage_e_dagster/review_web/files.py",
         (("    if is_whole_image(corners) or pairs is None:", "    if True:"),),
         ("tests/review/test_review_photos.py",),
         what="crops and thumbnails cut from the whole photo"),
     Breakage(
-        "a photo's number not read again with its light flattened", "stage_e_dagster/domain/evidence/extract.py",
-        (("        if lit.collector_number is not None:  # the collector line read once",
-          "        if False:  # the collector line read once"),),
-        ("tests/unit/test_photo_light_read.py::test_a_photo_s_number_is_read_again_with_its_light_flattened",),
-        what="the lit read's number dropped"),
-    Breakage(
-        "a lit read's other fields taken over the first read's", "stage_e_dagster/domain/evidence/extract.py",
-        (("        lit = read(replace(found, image=flatten_light(found.image)), only={\"collector\"})",
-          "        lit = read(replace(found, image=flatten_light(found.image)))"),
-         ("            return evidence\n    if (found.kind", "            return lit\n    if (found.kind")),
-        ("tests/unit/test_photo_light_read.py::test_a_photo_s_number_is_read_again_with_its_light_flattened",),
-        what="the whole lit read returned"),
-    Breakage(
-        "the rescue engine never read", "stage_e_dagster/domain/evidence/collector.py",
-        (("    if rescue is None or catalog is None or name is None:", "    if True:"),),
-        ("tests/unit/test_collector_rescue.py::test_the_rescue_engine_reads_what_tesseract_cannot",),
-        what="`_rescue` returns nothing"),
-    Breakage(
-        "an unconfirmed rescue read kept", "stage_e_dagster/domain/evidence/collector.py",
-        (("        if reading.confirmed:\n            return replace(reading, texts=tuple(r.raw for r in readings) + "
-          "(reading.raw,))\n    return None",
-          "        if reading.number:\n            return replace(reading, texts=tuple(r.raw for r in readings) + "
-          "(reading.raw,))\n    return None"),),
-        ("tests/unit/test_collector_rescue.py::test_a_rescue_read_the_catalogue_does_not_confirm_is_not_kept",),
-        what="`_rescue` keeps any reading with a number"),
-    Breakage(
-        "the rescue engine loaded at every worker's start", "stage_e_dagster/domain/evidence/ocr_rapid.py",
-        (("    _shared = _shared or RapidOcrEngine()\n    return _shared",
-          "    _shared = _shared or RapidOcrEngine()\n    _shared._ensure()\n    return _shared"),),
-        ("tests/unit/test_collector_rescue.py::test_making_the_rescue_engine_imports_nothing_heavy",),
-        what="`make_rescue_engine` imports rapidocr"),
-    Breakage(
-        "specks kept over a text crop's first line", "stage_e_dagster/domain/evidence/preprocess.py",
-        (("    arr[:max(0, lines[0].top - halo - top)] = 255\n    arr[max(0, lines[-1].bottom + halo - top):] = 255",
-          "    pass"),),
-        ("tests/unit/test_collector_rescue.py::test_specks_over_the_first_line_do_not_cost_its_number",
-         "tests/unit/test_collector_rescue.py::test_the_margin_outside_the_lines_is_white"),
-        what="`_margin_cleared` clears nothing"),
-    Breakage(
-        "a truncated reading votes", "stage_e_dagster/domain/evidence/fragments.py",
-        (("""            digits.startswith(read_digits) or digits.endswith(read_digits)):
-        return TRUNCATION""", """            digits.startswith(read_digits) or digits.endswith(read_digits)):
-        return None"""),),
-        ("tests/unit/test_calculators_half_numbers.py::test_a_truncated_read_does_not_vote_for_the_shorter_number",),
-        what="`rivalry` finds no truncation"),
-    Breakage(
-        "a reading that lost its suffix votes", "stage_e_dagster/domain/evidence/fragments.py",
-        (("            return SUFFIX", "            return None"),),
-        ("tests/unit/test_calculators_half_numbers.py::test_a_lost_suffix_does_not_vote_for_the_unstarred_twin",),
-        what="`rivalry` finds no suffixed twin"),
-    Breakage(
         "a number read from the copyright year votes", "stage_e_dagster/domain/calculators/join_key.py",
         (("    untrusted = (evidence.collector_total is None and not by_set",
           "    untrusted = (False and not by_set"),),
         ("tests/unit/test_calculators_half_numbers.py::test_a_number_from_the_copyright_year_does_not_vote",),
         what="`doubt` never suspects the year"),
-    Breakage(
-        "the reader confirms half a number", "stage_e_dagster/domain/evidence/read_catalog.py",
-        (("                if rivals(norm, in_set):", "                if False:"),
-         ("                if neighbours(norm, in_set):", "                if False:")),
-        ("tests/unit/test_calculators_half_numbers.py::test_the_reader_confirms_no_half_number",),
-        what="`resolve` confirms a reading a set's other number could explain"),
-    Breakage(
-        "a copyright range taken for the collector number", "stage_e_dagster/domain/evidence/parse.py",
-        (("    matches = [m for m in _NUMBER_WITH_TOTAL.finditer(line) if not _is_year_pair(m)]",
-          "    matches = list(_NUMBER_WITH_TOTAL.finditer(line))"),),
-        ("tests/unit/test_evidence_parse.py::test_a_year_or_a_set_code_is_never_the_number",),
-        what="`_with_total` keeps year ranges"),
     Breakage(
         "a run's failure recorded without locking its ledger row", "stage_e_dagster/db/runs/ledger.py",
         (('"SELECT status FROM dispatch_ledger WHERE run_id = :run_id FOR UPDATE"',
@@ -483,36 +329,5 @@ BREAKAGES = (
           '"fetch_attempts = 0, updated_at = now() WHERE id = :id"),'),),
         ("tests/db/test_fetch_races.py::test_an_outcome_for_the_old_version_that_meets_a_sync_of_the_new_one_is_dropped",),
         what="`record_fetched` without its compare-and-swap on `remote_token`"),
-    Breakage(
-        "a photo's card read from the halved decode", "stage_e_dagster/domain/evidence/extract.py",
-        (("    if found.kind == PHOTO and data is not None and loaded.scale < 1.0:", "    if False:"),),
-        ("tests/unit/test_photo_full_size.py::test_a_photo_decoded_smaller_than_its_file_is_read_from_a_cut_at_full_size",),
-        what="the card cut out of the working decode, never the file's own size"),
-    Breakage(
-        "a credit read again for a year it cannot hold", "stage_e_dagster/domain/evidence/collector.py",
-        (("    if block is None and skip is not None and skip_is_credit:\n        return None\n", ""),),
-        ("tests/unit/test_evidence_extract.py::"
-         "test_a_numberless_card_reads_its_credit_once_and_keeps_its_copyright_year",),
-        what="`read_legal` reads the whole band again after reads that saw a credit alone"),
-    Breakage(
-        "a legal line cut before its year taken for a credit", "stage_e_dagster/domain/evidence/parse.py",
-        (("    return not any(ch.isdigit() for text in texts for ch in text) and not any(\n"
-          "        _LEGAL_WORDS.search(text) or _PROXY_MARKERS.search(text) for text in texts)",
-          "    return not any(ch.isdigit() for text in texts for ch in text)"),),
-        ("tests/unit/test_evidence_parse_pinned.py::"
-         "test_reads_saw_only_an_artist_credit_with_no_digit_and_no_legal_word",),
-        what="`credit_only` blind to legal words (\"s of the Coast, Inc.\" read with its year cut off)"),
-    Breakage(
-        "a modern block with a long artist's name taken for a legal line",
-        "stage_e_dagster/domain/evidence/collector.py",
-        (("    if len(block.lines) > 1 and first.right - first.left > NUMBER_LINE * glyph:\n        return \"legal\"\n",
-          ""),),
-        ("tests/unit/test_collector_lines.py::test_a_blocks_shape_says_where_its_number_stands",),
-        what="`shape_family` without its first-line rule"),
-    Breakage(
-        "a read standing for a number the name has no printing of", "stage_e_dagster/domain/evidence/read_catalog.py",
-        (("    return held or default", "    return default"),),
-        ("tests/unit/test_calculators_half_numbers.py::"
-         "test_an_unconfirmed_read_stands_for_the_names_printing_a_second_read_must_agree_on",),
-        what="an unconfirmed parse stands for its first reading, never the name's printing one digit from another"),
+    *EVIDENCE_BREAKAGES,
 )

@@ -5,17 +5,9 @@ from __future__ import annotations
 import pytest
 
 from stage_e_dagster.domain.evidence.collector import CollectorReading, read_text
-from stage_e_dagster.domain.evidence.parse import (
-    fold,
-    has_proxy_marker,
-    is_credit_word,
-    levenshtein,
-    parse_collector,
-    parse_copyright_year,
-    snap_first,
-    snap_set_code,
-    split_digit_run,
-)
+from stage_e_dagster.domain.evidence.legal_text import has_proxy_marker, parse_copyright_year
+from stage_e_dagster.domain.evidence.parse import is_credit_word, parse_collector, split_digit_run
+from stage_e_dagster.domain.evidence.set_codes import fold, levenshtein, snap_first, snap_set_code
 
 KNOWN = {"m20", "otj", "fdn", "neo", "2xm", "abc", "ab0", "s02", "s42"}
 

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import pytest
 
+from stage_e_dagster.domain.evidence.legal_text import credit_only, parse_copyright_year
 from stage_e_dagster.domain.evidence.parse import (
     CollectorParse,
     _abbreviations,
-    _has_letter,
     _language_of,
-    credit_only,
     is_credit_word,
     legal_end,
-    levenshtein,
     normalise_collector_number,
     parse_collector,
-    parse_copyright_year,
-    snap_set_code,
     split_digit_run,
 )
+from stage_e_dagster.domain.evidence.set_codes import has_letter, levenshtein, snap_set_code
 
 COLLECTOR_CASES = [
     (
@@ -768,7 +765,7 @@ def test_a_language_marker_glued_to_the_paintbrush() -> None:
 
 
 def test_small_helpers_a_closing_bracket_is_a_letter_and_an_abbreviation_precedes_a_name() -> None:
-    assert _has_letter("]1") and not _has_letter("1/2")
+    assert has_letter("]1") and not has_letter("1/2")
     assert _abbreviations("Illus. Anna Chen • M20. EN") == {"Illus"}
 
 

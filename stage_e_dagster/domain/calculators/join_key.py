@@ -28,7 +28,7 @@ from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.fragments import YEAR, from_year, rivalry
 from stage_e_dagster.domain.evidence.model import Evidence
-from stage_e_dagster.domain.evidence.parse import fold, levenshtein
+from stage_e_dagster.domain.evidence.set_codes import fold, levenshtein
 from stage_e_dagster.domain.printed_lines import fits
 
 JOIN_KEY_ID = "stage-d-join-key-v2"

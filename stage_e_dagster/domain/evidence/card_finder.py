@@ -52,6 +52,7 @@ from stage_e_dagster.domain.evidence.card_outline import (
     joined,
     outlines,
     prepare,
+    reduced_copy,
     surface_around,
     surface_distance,
 )
@@ -169,8 +170,9 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     width, height = image.size
     if is_card_shaped(width, height):
         return FoundCard(image, image_corners(), SCAN)
-    small, factor = _small_copy(image)
-    prepared = prepare(small, _grey_copy(image, 2 * WORK_LONG_SIDE))
+    small = reduced_copy(image, WORK_LONG_SIDE, "RGB")  # the outlines' working copy, and its scale against `image`
+    factor = small.shape[1] / image.width
+    prepared = prepare(small, reduced_copy(image, 2 * WORK_LONG_SIDE, "L"))  # (for the texture channel)
     channels = list(cv2.split(prepared.lab)) + ([prepared.texture] if prepared.texture is not None else [])
     colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
     directional = Directional.of(channels)
@@ -370,28 +372,6 @@ def _cut_card_like(o: Outline) -> bool:
         return False
     inside_corners = sum(1 for i in range(len(o.polygon)) if not o.on_frame[i - 1] and not o.on_frame[i])
     return inside_corners >= 1 and o.square <= 22 and o.support >= CUT_SUPPORT and o.weakest >= 0.5
-
-
-def _small_copy(image: Image.Image) -> tuple[np.ndarray, float]:
-    """An RGB array about WORK_LONG_SIDE long, and its scale against `image`."""
-    arr = _reduced(image, WORK_LONG_SIDE, "RGB")
-    return arr, arr.shape[1] / image.width
-
-
-def _grey_copy(image: Image.Image, long_side: int) -> np.ndarray:
-    """A grey array about `long_side` long (for the texture channel)."""
-    return _reduced(image, long_side, "L")
-
-
-def _reduced(image: Image.Image, long_side: int, mode: str) -> np.ndarray:
-    """`image` in `mode` as an array about `long_side` long: reduced by a whole factor, then resized down by area."""
-    factor = max(image.size) // long_side
-    reduced = image.reduce(factor) if factor >= 2 else image
-    arr = np.asarray(reduced.convert(mode))
-    scale = long_side / max(arr.shape[:2])
-    if scale < 0.95:
-        arr = cv2.resize(arr, (round(arr.shape[1] * scale), round(arr.shape[0] * scale)), interpolation=cv2.INTER_AREA)
-    return arr
 
 
 def _loosely_card_shaped(width: int, height: int) -> bool:

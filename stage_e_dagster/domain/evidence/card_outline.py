@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+from PIL import Image
 
 from stage_e_dagster.domain.evidence.card_lines import refine, side_support, snap
 from stage_e_dagster.domain.evidence.card_settle import texture_of
@@ -329,3 +330,14 @@ def joined(a: Outline, b: Outline, w: int, h: int) -> Outline | None:
         return None
     return Outline(_clockwise(quad), area, min(a.support, b.support), min(a.weakest, b.weakest), (False,) * 4,
                    _aspect(quad), max(a.square, b.square))
+
+
+def reduced_copy(image: Image.Image, long_side: int, mode: str) -> np.ndarray:
+    """`image` in `mode` as an array about `long_side` long: reduced by a whole factor, then resized down by area."""
+    factor = max(image.size) // long_side
+    reduced = image.reduce(factor) if factor >= 2 else image
+    arr = np.asarray(reduced.convert(mode))
+    scale = long_side / max(arr.shape[:2])
+    if scale < 0.95:
+        arr = cv2.resize(arr, (round(arr.shape[1] * scale), round(arr.shape[0] * scale)), interpolation=cv2.INTER_AREA)
+    return arr

@@ -365,7 +365,7 @@ def read_legal(crop: Image.Image | BottomBand, engine: OcrEngine, accept: Callab
     crop of the legal line).
 
     None when no block but `skip` can hold a legal line and `skip_is_credit` says the reads of `skip` saw an artist
-    credit alone ("Illus. artist", `parse.credit_only`): the band holds no year, and reading all of it again would
+    credit alone ("Illus. artist", `legal_text.credit_only`): the band holds no year, and reading all of it again would
     read the same text."""
     band = crop if isinstance(crop, BottomBand) else BottomBand.of(crop)
     block = legal_block(band, skip)

@@ -29,10 +29,10 @@ from stage_e_dagster.domain.evidence.geometry import (
     trim_of,
 )
 from stage_e_dagster.domain.evidence.hashing import phash64, symbol_phash
+from stage_e_dagster.domain.evidence.legal_text import credit_only, has_proxy_marker, parse_copyright_year
 from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip, flat_corners
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
-from stage_e_dagster.domain.evidence.parse import credit_only, has_proxy_marker, parse_copyright_year
 from stage_e_dagster.domain.evidence.photo_light import flatten_light
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.evidence.versions import EXTRACTOR_VERSIONS, EXTRACTORS, stale_extractors  # noqa: F401 - re-exported

@@ -1,5 +1,5 @@
-"""Pure text parsing of OCR output: the collector block (number, total, rarity, set code, language) and the legal
-line (copyright year, proxy markers), in every layout real cards print (`domain.printed_lines`):
+"""Pure text parsing of OCR output: the collector block (number, total, rarity, set-code tokens, language), in
+every layout real cards print (`domain.printed_lines`):
 
 - modern: "123/280 R" over "M20 • EN ✎ Anna Chen" (any language marker: "M20 • DE"; a premium print's star in
   place of the bullet);
@@ -14,27 +14,24 @@ misread) nor a number standing where the copyright year does, and takes set-code
 language marker, never from the words of the artist credit. Token sets have codes of their own ("TM20") and read
 like any other code.
 
-Set codes come back from OCR in upper case with look-alike errors (OTJ -> OT], FDN -> FON); `snap_set_code`
-maps a raw token onto the one known catalogue code it can only have meant, and refuses when two are plausible.
+Set codes come back from OCR in upper case with look-alike errors (OTJ -> OT], FDN -> FON); `set_codes.snap_set_code`
+maps a raw token onto the one known catalogue code it can only have meant, and refuses when two are plausible. The
+legal line's year and proxy markers are read by `legal_text`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
+from stage_e_dagster.domain.evidence.legal_text import LEGAL_WORDS
+from stage_e_dagster.domain.evidence.set_codes import fold, has_letter, levenshtein
 from stage_e_dagster.domain.printed_lines import LEGAL_NUMBER, MODERN, RARITY_FIRST
 
 RARITY_LETTERS = frozenset("CURMSTL")
 LANGUAGES = frozenset({"EN", "DE", "FR", "IT", "ES", "PT", "JA", "JP", "KO", "RU", "CS", "CT", "ZHS", "ZHT", "HE", "LA",
                        "AR", "PH"})
 STAR = "★"
-# OCR look-alikes folded to one canonical character before codes are compared.
-_CONFUSIONS = str.maketrans(
-    {"]": "J", ")": "J", "[": "I", "|": "I", "!": "I", "0": "O", "Q": "O", "1": "I", "5": "S", "$": "S",
-     "8": "B", "2": "Z", "6": "G", "€": "E"}
-)
 _STAR_CHARS = "★☆*✶✱⭑%"  # "%" is how OCR reads a small star
 _SLASHES = "/⁄∕|Il,"  # a comma is how OCR reads a thin slash in small type ("72,238")
 # A number may carry a one- or two-letter upper-case prefix ("A12", "A-12") and a star before or after it ("12★").
@@ -52,8 +49,7 @@ _NUMBER_ALONE = re.compile(
 _RARITY_FIRST = re.compile(
     r"(?<![\w/])(?P<rarity>[CURMSTLPcurmstlp])\s?(?P<num>(?=[\dOQDo]*\d)[\dOQDo]{3,4})(?P<suffix>[a-z])?(?![\w/])")
 _ZEROS = str.maketrans("OQDo", "0000")
-# What marks a legal line, and the years it prints ("1993-2003" on early 2003-frame cards).
-_LEGAL_WORDS = re.compile(r"wi[zs2]ards|coast|\binc\b\.?|\bllc\b|©|\(c\)|™", re.IGNORECASE)
+# The years a legal line prints ("1993-2003" on early 2003-frame cards).
 _YEARS = re.compile(r"(?<!\d)(?:19|20)\d\d(?:\s*[-–~]\s*(?:19|20)\d\d)?(?!\d)")
 # Prefix letters OCR makes of a leading digit ("I23" for "123"): such a prefix is offered as the digit too.
 _DIGIT_LOOKALIKES = str.maketrans({"I": "1", "L": "1", "O": "0", "S": "5", "B": "8", "Z": "2", "G": "6"})
@@ -64,10 +60,6 @@ _TOKEN = re.compile(r"[A-Za-z0-9\]\[)|$€?/]{2,8}")
 _SEPARATORS = re.compile(r"[•·∙●◦°«»,;:_~\-–—+=*#%&^\"'`]")
 # Lower-case letters whose upper case looks different: a token holding one is a word, not an upper-case code.
 _WORD_LETTERS = frozenset("abdefghjmnqrty")
-_YEAR_ANCHORED = re.compile(r"(?:©|\(c\)|\(C\)|copyright|@|\bC\)|\bO\s)\s*((?:19|20)\d\d)", re.IGNORECASE)
-_RANGE_END = re.compile(r"\s*[-–~]\s*((?:19|20)\d\d)(?!\d)")
-_YEAR_ANY = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
-_PROXY_MARKERS = re.compile(r"not\s*for\s*sale|pro[xk]y|play\s*test", re.IGNORECASE)
 _STARS_NORMAL = str.maketrans(dict.fromkeys("★☆✶✱⭑\u2217", "*"))
 _LEADING_ZEROS = re.compile(r"^0+(?=\d)")
 _SPACES = re.compile(r"\s+")
@@ -116,60 +108,6 @@ def normalise_collector_number(raw: str | None) -> str:
     body = text.replace("*", "")
     starred = "*" if len(body) < len(text) else ""
     return _LEADING_ZEROS.sub("", body) + starred
-
-
-def fold(code: str) -> str:
-    """A code in canonical look-alike form: upper case with confusable characters folded together."""
-    return code.replace("l", "I").upper().translate(_CONFUSIONS)
-
-
-def levenshtein(a: str, b: str, limit: int = 2) -> int:
-    """Edit distance between two short strings, capped at `limit` + 1."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return min(previous[-1], limit + 1)
-
-
-def snap_set_code(raw: str, known: Collection[str]) -> str | None:
-    """The known code (lower case) `raw` must have meant, or None when none or several are plausible.
-
-    In order: an exact case-insensitive match; exactly one code equal after folding look-alikes (] -> J, 0 -> O,
-    1 -> I, 5 -> S, 8 -> B, ...); exactly one code within one edit after folding.
-    """
-    if not raw:
-        return None
-    lowered = raw.lower()
-    known_lower = {code.lower() for code in known}
-    if lowered in known_lower:
-        return lowered
-    folded = fold(raw)
-    same = [code for code in known_lower if fold(code) == folded]
-    if len(same) == 1:
-        return same[0]
-    if len(same) > 1:
-        return None
-    near = [code for code in known_lower if levenshtein(fold(code), folded, limit=1) <= 1]
-    return near[0] if len(near) == 1 else None
-
-
-def snap_first(tokens: Iterable[str], known: Collection[str]) -> tuple[str | None, str | None]:
-    """(raw token, snapped code) for the first token that snaps, else (first token with a letter, None)."""
-    tokens = list(tokens)
-    for token in tokens:
-        snapped = snap_set_code(token, known)
-        if snapped is not None:
-            return token, snapped
-    return next((t for t in tokens if _has_letter(t)), None), None
-
-
-def _has_letter(token: str) -> bool:
-    return any(ch.isalpha() for ch in token.replace("]", "J"))
 
 
 def is_credit_word(token: str) -> bool:
@@ -276,10 +214,10 @@ def _credit_near(line: str, start: int, end: int) -> bool:
     """Whether a number at line[start:end] stands in the set-code or credit part of a line: after a language
     marker or a credit word, or right before one (the paintbrush read as a digit before the artist's name, or the
     set code misread as digits before "EN")."""
-    before = [t for t in _TOKEN.findall(_SEPARATORS.sub(" ", line[:start])) if _has_letter(t)]
+    before = [t for t in _TOKEN.findall(_SEPARATORS.sub(" ", line[:start])) if has_letter(t)]
     if any(is_credit_word(t) or _language_of(t, first=False) for t in before):
         return True
-    after = [t for t in _TOKEN.findall(_SEPARATORS.sub(" ", line[end:])) if _has_letter(t)]
+    after = [t for t in _TOKEN.findall(_SEPARATORS.sub(" ", line[end:])) if has_letter(t)]
     return bool(after) and (is_credit_word(after[0]) or _language_of(after[0], first=True) is not None)
 
 
@@ -297,7 +235,7 @@ def legal_end(line: str) -> int | None:
     """Where a legal line's legal text ends (after its last legal word: "Wizards", "Coast", "Inc.", "©"..., or its
     copyright year: OCR mangles the words of small type, rarely a year), or None for a line without legal text. A
     collector number on a legal line comes after it."""
-    words = list(_LEGAL_WORDS.finditer(line))
+    words = list(LEGAL_WORDS.finditer(line))
     years = [year for year in _YEARS.finditer(line) if _is_year(year)]
     if not words and not years:
         return None
@@ -382,13 +320,13 @@ def _set_tokens(line: str) -> tuple[list[str], str | None]:
         if is_credit_word(stem) or token in abbreviations:
             break  # the artist credit: nothing from here on is a set code
         for option in [stem, token] if glued else [token]:
-            if 3 <= len(option) <= 5 and _has_letter(fold(option)):
+            if 3 <= len(option) <= 5 and has_letter(fold(option)):
                 candidates.append(option)
         if glued:
             language = "EN"
             break
     # Tokens read as digits only (S02 -> 502) may still snap, but only after every lettered one.
-    candidates.sort(key=lambda token: not _has_letter(token))
+    candidates.sort(key=lambda token: not has_letter(token))
     return candidates, language
 
 
@@ -431,29 +369,3 @@ def parse_collector(text: str) -> CollectorParse:
         number_options=tuple(dict.fromkeys(options)),
         layout=layout,
     )
-
-
-def parse_copyright_year(text: str, current_year: int) -> int | None:
-    """The copyright year in legal-line text, preferring one anchored to ©/(c)/copyright; 1993..current+1. A range
-    ("© 1993-2003", printed by the core sets of the 2003 frame) stands for its last year."""
-    for pattern in (_YEAR_ANCHORED, _YEAR_ANY):
-        for match in pattern.finditer(text):
-            year = int(match.group(1))
-            if 1993 <= year <= current_year + 1:
-                until = _RANGE_END.match(text, match.end())
-                if until and year < int(until.group(1)) <= current_year + 1:
-                    return int(until.group(1))
-                return year
-    return None
-
-
-def credit_only(texts: Iterable[str]) -> bool:
-    """Whether reads of a line saw only an artist credit: no digit (so no year) and no word of a legal line. Such
-    reads are all the line's evidence; reads that saw "of the Coast, Inc." but no digit cut a year off."""
-    return not any(ch.isdigit() for text in texts for ch in text) and not any(
-        _LEGAL_WORDS.search(text) or _PROXY_MARKERS.search(text) for text in texts)
-
-
-def has_proxy_marker(text: str) -> bool:
-    """Whether legal-line text says the card is a proxy ("not for sale", "proxy", "playtest")."""
-    return bool(_PROXY_MARKERS.search(text))

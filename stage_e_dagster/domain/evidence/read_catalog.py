@@ -18,11 +18,8 @@ from zlib import crc32
 
 from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.evidence.fragments import rivalry
-from stage_e_dagster.domain.evidence.parse import (
-    CollectorParse,
-    normalise_collector_number,
-    snap_set_code,
-)
+from stage_e_dagster.domain.evidence.parse import CollectorParse, normalise_collector_number
+from stage_e_dagster.domain.evidence.set_codes import snap_set_code
 from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, layout_bits, layouts_in
 
 Key = tuple[str, str]  # (set code, normalised collector number)

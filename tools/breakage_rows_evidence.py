@@ -1,0 +1,186 @@
+"""The breakage table's rows for Stage C's evidence: the collector and legal-line reader, the text parsers, the
+card finder and the photo path (`breakage_rows.BREAKAGES` lists them last)."""
+
+from __future__ import annotations
+
+from tools.breakage_row import Breakage
+
+EVIDENCE_BREAKAGES = (
+    Breakage(
+        "the collector reader's catalogue check bypassed", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("            if (code, norm) in owned and _total_fits(total, code, catalog):", "            if True:"),),
+        ("tests/unit/test_evidence_read_catalog.py",)),
+    Breakage(
+        "the packed name table stops at the first occupied slot", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("                return index\n            slot = (slot + 1) & mask",
+          "                return index\n            return None"),),
+        ("tests/unit/test_read_catalog_packed.py",)),
+    Breakage(
+        "prefixed collector numbers not read", "stage_e_dagster/domain/evidence/parse.py",
+        (("(?P<prefix>[A-Z]{1,2})", "(?P<prefix>[^\\s\\S]{1,2})"),),
+        ("tests/unit/test_evidence_forms.py",)),
+    Breakage(
+        "any image format Pillow knows decoded", "stage_e_dagster/domain/evidence/load.py",
+        (("    return Image.open(source, formats=DECODED_FORMATS)", "    return Image.open(source)"),),
+        ("tests/unit/test_evidence_load.py::test_only_png_jpeg_and_webp_are_decoded_whatever_the_name",
+         "tests/db/test_catalog_import.py::test_symbols_store_reference_hashes"),
+        what="`open_image` without `formats`"),
+    Breakage(
+        "scans sent down the photo path", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if is_card_shaped(width, height):\n        return FoundCard(image, image_corners(), SCAN)",
+          "    if False:\n        return FoundCard(image, image_corners(), SCAN)"),),
+        ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",),
+        what="the card-proportions test skipped"),
+    Breakage(
+        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if rivals:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",),
+        what="rival cards ignored"),
+    Breakage(
+        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if cut:\n        best = max(cut", "    if False:\n        best = max(cut"),),
+        ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
+        what="cut-off outlines ignored"),
+    Breakage(
+        "a cut-off card's art box answered too small", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            if art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside(",
+          "            if False and art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside("),),
+        ("tests/unit/test_card_cut_off.py::test_an_art_box_whose_card_runs_off_the_photo_is_a_card_cut_off",),
+        what="an art box whose card runs off the photo not called cut off"),
+    Breakage(
+        "a cut-off card's frame taken for a second card", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if parts and max(o.area for o in parts) > best.area:", "    if False:"),),
+        ("tests/unit/test_card_cut_off.py::"
+         "test_a_frame_inside_a_card_run_off_the_photo_outweighs_a_small_whole_shape",),
+        what="a frame inside a cut-off outline ignored"),
+    Breakage(
+        "a card in a top-loader run off the photo not proved by its lines",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if not top and proved is not None:", "    if False:"),),
+        ("tests/unit/test_card_proof.py::test_a_card_in_a_top_loader_run_off_the_photo_is_found_by_its_frame_lines",),
+        what="no card-like outline off the surface proved by its frame lines"),
+    Breakage(
+        "a small card near the frame called cut off", "stage_e_dagster/domain/evidence/card_faces.py",
+        (("    return any((np.any(card < 0) or np.any(card > limit)) and seen(card) for card in _cards_round(quad))",
+          "    return any((np.any(card < 0) or np.any(card > limit)) for card in _cards_round(quad))"),),
+        ("tests/unit/test_card_cut_off.py::test_a_small_card_near_the_frame_is_not_called_cut_off",),
+        what="the card round an art box taken as run off without its edges seen"),
+    Breakage(
+        "two parts of one card taken for two cards", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if len(rivals) == 1 and proved is not None:", "    if False:"),),
+        ("tests/unit/test_card_proof.py::test_two_parts_of_one_card_split_by_a_line_across_it_are_one_card",),
+        what="no join of two card-like parts proved by their frame lines"),
+    Breakage(
+        "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
+        (("    if turn:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),
+        what="orientation ignored"),
+    Breakage(
+        "a photo's skip not recorded", "stage_e_dagster/domain/evidence/extract.py",
+        (("    if isinstance(found, CardNotFound):\n        return found.as_skip()\n",
+          "    if isinstance(found, CardNotFound):\n"
+          "        found = FoundCard(loaded.image, ((0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)), \"scan\")\n"),),
+        ("tests/db/test_stage_c_photos.py",),
+        what="a photo with no single whole card read as a scan"),
+    Breakage(
+        "a photo's corners not stored", "stage_e_dagster/domain/evidence/extract.py",
+        (("            evidence.card_corners = flat_corners(card.corners)",
+          "            evidence.card_corners = None"),),
+        ("tests/db/test_stage_c_photos.py",),
+        what="`card_corners` left empty"),
+    Breakage(
+        "a photo's number not read again with its light flattened", "stage_e_dagster/domain/evidence/extract.py",
+        (("        if lit.collector_number is not None:  # the collector line read once",
+          "        if False:  # the collector line read once"),),
+        ("tests/unit/test_photo_light_read.py::test_a_photo_s_number_is_read_again_with_its_light_flattened",),
+        what="the lit read's number dropped"),
+    Breakage(
+        "a lit read's other fields taken over the first read's", "stage_e_dagster/domain/evidence/extract.py",
+        (("        lit = read(replace(found, image=flatten_light(found.image)), only={\"collector\"})",
+          "        lit = read(replace(found, image=flatten_light(found.image)))"),
+         ("            return evidence\n    if (found.kind", "            return lit\n    if (found.kind")),
+        ("tests/unit/test_photo_light_read.py::test_a_photo_s_number_is_read_again_with_its_light_flattened",),
+        what="the whole lit read returned"),
+    Breakage(
+        "the rescue engine never read", "stage_e_dagster/domain/evidence/collector.py",
+        (("    if rescue is None or catalog is None or name is None:", "    if True:"),),
+        ("tests/unit/test_collector_rescue.py::test_the_rescue_engine_reads_what_tesseract_cannot",),
+        what="`_rescue` returns nothing"),
+    Breakage(
+        "an unconfirmed rescue read kept", "stage_e_dagster/domain/evidence/collector.py",
+        (("        if reading.confirmed:\n            return replace(reading, texts=tuple(r.raw for r in readings) + "
+          "(reading.raw,))\n    return None",
+          "        if reading.number:\n            return replace(reading, texts=tuple(r.raw for r in readings) + "
+          "(reading.raw,))\n    return None"),),
+        ("tests/unit/test_collector_rescue.py::test_a_rescue_read_the_catalogue_does_not_confirm_is_not_kept",),
+        what="`_rescue` keeps any reading with a number"),
+    Breakage(
+        "the rescue engine loaded at every worker's start", "stage_e_dagster/domain/evidence/ocr_rapid.py",
+        (("    _shared = _shared or RapidOcrEngine()\n    return _shared",
+          "    _shared = _shared or RapidOcrEngine()\n    _shared._ensure()\n    return _shared"),),
+        ("tests/unit/test_collector_rescue.py::test_making_the_rescue_engine_imports_nothing_heavy",),
+        what="`make_rescue_engine` imports rapidocr"),
+    Breakage(
+        "specks kept over a text crop's first line", "stage_e_dagster/domain/evidence/preprocess.py",
+        (("    arr[:max(0, lines[0].top - halo - top)] = 255\n    arr[max(0, lines[-1].bottom + halo - top):] = 255",
+          "    pass"),),
+        ("tests/unit/test_collector_rescue.py::test_specks_over_the_first_line_do_not_cost_its_number",
+         "tests/unit/test_collector_rescue.py::test_the_margin_outside_the_lines_is_white"),
+        what="`_margin_cleared` clears nothing"),
+    Breakage(
+        "a truncated reading votes", "stage_e_dagster/domain/evidence/fragments.py",
+        (("""            digits.startswith(read_digits) or digits.endswith(read_digits)):
+        return TRUNCATION""", """            digits.startswith(read_digits) or digits.endswith(read_digits)):
+        return None"""),),
+        ("tests/unit/test_calculators_half_numbers.py::test_a_truncated_read_does_not_vote_for_the_shorter_number",),
+        what="`rivalry` finds no truncation"),
+    Breakage(
+        "a reading that lost its suffix votes", "stage_e_dagster/domain/evidence/fragments.py",
+        (("            return SUFFIX", "            return None"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_a_lost_suffix_does_not_vote_for_the_unstarred_twin",),
+        what="`rivalry` finds no suffixed twin"),
+    Breakage(
+        "the reader confirms half a number", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("                if rivals(norm, in_set):", "                if False:"),
+         ("                if neighbours(norm, in_set):", "                if False:")),
+        ("tests/unit/test_calculators_half_numbers.py::test_the_reader_confirms_no_half_number",),
+        what="`resolve` confirms a reading a set's other number could explain"),
+    Breakage(
+        "a copyright range taken for the collector number", "stage_e_dagster/domain/evidence/parse.py",
+        (("    matches = [m for m in _NUMBER_WITH_TOTAL.finditer(line) if not _is_year_pair(m)]",
+          "    matches = list(_NUMBER_WITH_TOTAL.finditer(line))"),),
+        ("tests/unit/test_evidence_parse.py::test_a_year_or_a_set_code_is_never_the_number",),
+        what="`_with_total` keeps year ranges"),
+    Breakage(
+        "a photo's card read from the halved decode", "stage_e_dagster/domain/evidence/extract.py",
+        (("    if found.kind == PHOTO and data is not None and loaded.scale < 1.0:", "    if False:"),),
+        ("tests/unit/test_photo_full_size.py::test_a_photo_decoded_smaller_than_its_file_is_read_from_a_cut_at_full_size",),
+        what="the card cut out of the working decode, never the file's own size"),
+    Breakage(
+        "a credit read again for a year it cannot hold", "stage_e_dagster/domain/evidence/collector.py",
+        (("    if block is None and skip is not None and skip_is_credit:\n        return None\n", ""),),
+        ("tests/unit/test_evidence_extract.py::"
+         "test_a_numberless_card_reads_its_credit_once_and_keeps_its_copyright_year",),
+        what="`read_legal` reads the whole band again after reads that saw a credit alone"),
+    Breakage(
+        "a legal line cut before its year taken for a credit", "stage_e_dagster/domain/evidence/legal_text.py",
+        (("    return not any(ch.isdigit() for text in texts for ch in text) and not any(\n"
+          "        LEGAL_WORDS.search(text) or _PROXY_MARKERS.search(text) for text in texts)",
+          "    return not any(ch.isdigit() for text in texts for ch in text)"),),
+        ("tests/unit/test_evidence_parse_pinned.py::"
+         "test_reads_saw_only_an_artist_credit_with_no_digit_and_no_legal_word",),
+        what="`credit_only` blind to legal words (\"s of the Coast, Inc.\" read with its year cut off)"),
+    Breakage(
+        "a modern block with a long artist's name taken for a legal line",
+        "stage_e_dagster/domain/evidence/collector.py",
+        (("    if len(block.lines) > 1 and first.right - first.left > NUMBER_LINE * glyph:\n        return \"legal\"\n",
+          ""),),
+        ("tests/unit/test_collector_lines.py::test_a_blocks_shape_says_where_its_number_stands",),
+        what="`shape_family` without its first-line rule"),
+    Breakage(
+        "a read standing for a number the name has no printing of", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("    return held or default", "    return default"),),
+        ("tests/unit/test_calculators_half_numbers.py::"
+         "test_an_unconfirmed_read_stands_for_the_names_printing_a_second_read_must_agree_on",),
+        what="an unconfirmed parse stands for its first reading, never the name's printing one digit from another"),
+)
