@@ -146,6 +146,18 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_calculators_half_numbers.py::test_the_reader_confirms_no_half_number",),
         what="`resolve` confirms a reading a set's other number could explain"),
     Breakage(
+        "a basic land's two agreeing reads leave it unsettled", "stage_e_dagster/domain/evidence/collector.py",
+        (("settled=reading.settled or reading.settled_if_agreed)", "settled=reading.settled)"),),
+        ("tests/unit/test_calculators_half_numbers.py::"
+         "test_two_agreeing_reads_settle_a_printing_whose_only_doubt_was_its_neighbour",),
+        what="the legal line read a third time for nothing"),
+    Breakage(
+        "agreement settles a basic land whose total was not read", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("default = replace(default, settled_if_agreed=settled)", "default = replace(default, settled_if_agreed=True)"),),
+        ("tests/unit/test_calculators_half_numbers.py::"
+         "test_two_agreeing_reads_settle_a_printing_whose_only_doubt_was_its_neighbour",),
+        what="the era check's year never read for a number read alone"),
+    Breakage(
         "a copyright range taken for the collector number", "stage_e_dagster/domain/evidence/parse.py",
         (("    matches = [m for m in _NUMBER_WITH_TOTAL.finditer(line) if not _is_year_pair(m)]",
           "    matches = list(_NUMBER_WITH_TOTAL.finditer(line))"),),

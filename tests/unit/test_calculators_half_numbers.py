@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from PIL import Image
 
 from stage_e_dagster.domain import printed_lines
 from stage_e_dagster.domain.calculators import fallback, join_key
@@ -15,6 +16,7 @@ from stage_e_dagster.domain.calculators.join_key import decide_join_key
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence import fragments
+from stage_e_dagster.domain.evidence.collector import read_collector
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.parse import parse_collector
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog, resolve
@@ -174,3 +176,41 @@ def test_an_unconfirmed_read_stands_for_the_names_printing_a_second_read_must_ag
                               totals={"gjp": 300}, layouts={"gjp": [RARITY_FIRST]})
     found = resolve(parse_collector("10395\nGJP • EN"), lands.set_codes, lands, "Mountain")
     assert (found.number, found.set_code, found.confirmed) == ("395", "gjp", False)
+
+
+class Scripted:
+    """An engine that reads the same text of every image and counts its reads."""
+
+    name = "scripted"
+
+    def __init__(self, text: str) -> None:
+        self.text, self.reads = text, 0
+
+    def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
+        self.reads += 1
+        return self.text
+
+
+LANDS = ReadCatalog.build([("Mountain", "ifx", "332"), ("Mountain", "ifx", "333")], totals={"ifx": 334},
+                          layouts={"ifx": [MODERN]})
+
+
+@pytest.mark.parametrize(
+    ("catalog", "text", "name", "settled"),
+    [
+        (CATALOG, "271/301", "Swamp", True),  # the set's total read: only 270 was in doubt
+        (CATALOG, "271", "Swamp", False),  # no total: the era check still has a say
+        (CATALOG, "275/301", "Island", True),
+        (LANDS, "332/334 L\nIFX • EN", "Mountain", True),  # the set code read
+    ],
+)
+def test_two_agreeing_reads_settle_a_printing_whose_only_doubt_was_its_neighbour(
+    catalog: ReadCatalog, text: str, name: str, settled: bool
+) -> None:
+    """A basic land's number is one digit from the next land's in its set: one read cannot confirm it, two that
+    agree can, and then the printing is as settled as a confirmed reading with its total or set code, so the legal
+    line (whose year only guards a printing chosen by its number alone) is not read a third time."""
+    engine = Scripted(text)
+    reading = read_collector(Image.new("RGB", (700, 70), "white"), set(), engine, catalog=catalog, name=name)
+    assert (reading.confirmed, reading.accepted, engine.reads) == (False, True, 2)
+    assert reading.settled is settled

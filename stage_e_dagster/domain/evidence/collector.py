@@ -61,7 +61,8 @@ class CollectorReading:
     """The outcome of reading a collector block: raw OCR text, its parse, the number and set code it stands for.
 
     `confirmed`: the catalogue holds this printing of the card's name and the reading singles it out; `settled`:
-    and the set code or the set's known printed total was read with it. `accepted`: confirmed, or plausible and
+    and the set code or the set's known printed total was read with it (`settled_if_agreed`: so it is once a
+    second read agrees, its one doubt being a neighbour one digit away). `accepted`: confirmed, or plausible and
     agreed by another read, or plausible on the only evidence there is. `layout`: the layout read
     (`domain.printed_lines`; a legal-line number in a centred block is the 1997 frame's). `texts`: every read's
     text, so the legal line's year can be taken from reads that already saw it.
@@ -81,6 +82,7 @@ class CollectorReading:
     layout: str | None = None
     texts: tuple[str, ...] = ()
     block: Block | None = None
+    settled_if_agreed: bool = False
 
 
 @dataclass
@@ -245,7 +247,8 @@ def read_text(raw: str, known: Collection[str], attempts: int, catalog: ReadCata
     layout = CENTRED if parse.layout == LEGAL_NUMBER and block is not None and block.place == "centre" \
         else parse.layout
     return CollectorReading(raw, parse, found.set_code_raw, set_code, snapped, accepted, attempts, found.number,
-                            found.confirmed, found.settled, found.total, layout, (raw,), block)
+                            found.confirmed, found.settled, found.total, layout, (raw,), block,
+                            found.settled_if_agreed)
 
 
 def _score(reading: CollectorReading) -> int:
@@ -313,7 +316,8 @@ def read_collector(
                 key = (reading.number, reading.set_code)
                 votes[key] = votes.get(key, 0) + 1
                 if votes[key] >= votes_needed:
-                    return replace(reading, texts=tuple(r.raw for r in readings))
+                    return replace(reading, texts=tuple(r.raw for r in readings),
+                                   settled=reading.settled or reading.settled_if_agreed)
     rescued = _rescue(views[0], rescue, known, catalog, name, readings, maybe_numberless)
     if rescued is not None:
         return rescued

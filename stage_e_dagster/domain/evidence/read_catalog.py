@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from zlib import crc32
 
@@ -186,7 +186,9 @@ class ReadCatalog:
 @dataclass(frozen=True)
 class Resolution:
     """The number and set code a parse stands for, whether the catalogue confirms them, and whether it settles
-    the printing beyond doubt: confirmed with the set code read, or with the set's known total read."""
+    the printing beyond doubt: confirmed with the set code read, or with the set's known total read.
+    `settled_if_agreed`: the one doubt is a neighbour one digit away in the same set (the basic lands of a set),
+    which a second read that agrees removes; with it the printing is settled as above."""
 
     number: str | None
     total: int | None
@@ -194,6 +196,7 @@ class Resolution:
     set_code_raw: str | None
     confirmed: bool = False
     settled: bool = False
+    settled_if_agreed: bool = False
 
 
 def _total_fits(total: int | None, set_code: str, catalog: ReadCatalog) -> bool:
@@ -270,7 +273,7 @@ def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog 
                 if rivals(norm, in_set):
                     break  # a piece of another number in this very set: read again
                 if neighbours(norm, in_set):
-                    held = held or Resolution(number, total, code, token)
+                    held = held or Resolution(number, total, code, token, settled_if_agreed=True)
                     break  # one digit from another number in this very set: a second read must agree
                 return Resolution(number, total, code, token, confirmed=True, settled=True)
         if not parse.set_tokens:
@@ -278,7 +281,10 @@ def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog 
                        and _layout_fits(parse.layout, p[0], catalog)]
             matches = [code for code, value in fitting if value == norm]
             codeless = catalog.codeless is None or (len(matches) == 1 and matches[0] in catalog.codeless)
-            if len(matches) == 1 and codeless and not rivals(norm, fitting) and not neighbours(norm, fitting):
+            if len(matches) == 1 and codeless and not rivals(norm, fitting):
                 settled = total is not None and catalog.totals.get(matches[0]) == total
-                return Resolution(number, total, None, None, confirmed=True, settled=settled)
+                if not neighbours(norm, fitting):
+                    return Resolution(number, total, None, None, confirmed=True, settled=settled)
+                if (number, total) == (default.number, default.total):
+                    default = replace(default, settled_if_agreed=settled)
     return held or default
