@@ -23,7 +23,7 @@ from PIL import Image
 from stage_e_dagster.domain.evidence import preprocess as pp
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
-from stage_e_dagster.domain.evidence.parse import CollectorParse, parse_collector
+from stage_e_dagster.domain.evidence.parse import CollectorParse, normalise_collector_number, parse_collector
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog, resolve
 from stage_e_dagster.domain.printed_lines import CENTRED, CODE_LAYOUTS, LEGAL_NUMBER, NUMBERLESS
 
@@ -315,7 +315,7 @@ def read_collector(
             if reading.accepted:
                 key = (reading.number, reading.set_code)
                 votes[key] = votes.get(key, 0) + 1
-                if votes[key] >= votes_needed:
+                if votes[key] >= votes_needed and not _foreign(reading, catalog, name):
                     return replace(reading, texts=tuple(r.raw for r in readings),
                                    settled=reading.settled or reading.settled_if_agreed)
     rescued = _rescue(views[0], rescue, known, catalog, name, readings, maybe_numberless)
@@ -323,6 +323,14 @@ def read_collector(
         return rescued
     best = max(readings, key=lambda r: (votes.get((r.number, r.set_code), 0) if r.accepted else 0, _score(r)))
     return replace(best, attempts=len(readings), texts=tuple(r.raw for r in readings))
+
+
+def _foreign(reading: CollectorReading, catalog: ReadCatalog | None, name: str | None) -> bool:
+    """Whether the catalogue knows the card's name and no printing of it has the reading's number: reads that agree
+    on such a number agree on a misread (the same smeared digits read alike), so they do not end the search."""
+    printings = catalog.printings_of(name) if catalog is not None else ()
+    norm = normalise_collector_number(reading.number)
+    return bool(printings) and all(number != norm for _, number in printings)
 
 
 RESCUE_VARIANTS: tuple[Callable[[Prepared], Image.Image], ...] = (
