@@ -108,10 +108,8 @@ EVIDENCE_BREAKAGES = (
         what="`_rescue` returns nothing"),
     Breakage(
         "an unconfirmed rescue read kept", "stage_e_dagster/domain/evidence/collector.py",
-        (("        if reading.confirmed:\n            return replace(reading, texts=tuple(r.raw for r in readings) + "
-          "(reading.raw,))\n    return None",
-          "        if reading.number:\n            return replace(reading, texts=tuple(r.raw for r in readings) + "
-          "(reading.raw,))\n    return None"),),
+        (("        if reading.confirmed:\n            return replace(reading, texts=texts)",
+          "        if reading.number:\n            return replace(reading, texts=texts)"),),
         ("tests/unit/test_collector_rescue.py::test_a_rescue_read_the_catalogue_does_not_confirm_is_not_kept",),
         what="`_rescue` keeps any reading with a number"),
     Breakage(
@@ -147,13 +145,16 @@ EVIDENCE_BREAKAGES = (
         what="`resolve` confirms a reading a set's other number could explain"),
     Breakage(
         "a basic land's two agreeing reads leave it unsettled", "stage_e_dagster/domain/evidence/collector.py",
-        (("settled=reading.settled or reading.settled_if_agreed)", "settled=reading.settled)"),),
+        (("texts=tuple(r.raw for r in readings),\n                                   settled=reading.settled or "
+          "reading.settled_if_agreed)",
+          "texts=tuple(r.raw for r in readings),\n                                   settled=reading.settled)"),),
         ("tests/unit/test_calculators_half_numbers.py::"
          "test_two_agreeing_reads_settle_a_printing_whose_only_doubt_was_its_neighbour",),
         what="the legal line read a third time for nothing"),
     Breakage(
         "agreement settles a basic land whose total was not read", "stage_e_dagster/domain/evidence/read_catalog.py",
-        (("default = replace(default, settled_if_agreed=settled)", "default = replace(default, settled_if_agreed=True)"),),
+        (("default = replace(default, settled_if_agreed=settled)",
+          "default = replace(default, settled_if_agreed=True)"),),
         ("tests/unit/test_calculators_half_numbers.py::"
          "test_two_agreeing_reads_settle_a_printing_whose_only_doubt_was_its_neighbour",),
         what="the era check's year never read for a number read alone"),
@@ -169,7 +170,7 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_photo_full_size.py::test_a_photo_decoded_smaller_than_its_file_is_read_from_a_cut_at_full_size",),
         what="the card cut out of the working decode, never the file's own size"),
     Breakage(
-        "a credit read again for a year it cannot hold", "stage_e_dagster/domain/evidence/collector.py",
+        "a credit read again for a year it cannot hold", "stage_e_dagster/domain/evidence/legal_read.py",
         (("    if block is None and skip is not None and skip_is_credit:\n        return None\n", ""),),
         ("tests/unit/test_evidence_extract.py::"
          "test_a_numberless_card_reads_its_credit_once_and_keeps_its_copyright_year",),
@@ -203,4 +204,19 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_collector_rescue.py::"
          "test_reads_that_agree_on_a_number_the_name_has_no_printing_of_keep_reading",),
         what="agreement returns a misread the catalogue knows is foreign to the name; the rescue never runs"),
+    Breakage(
+        "rescue reads judged alone, never with the reads that agree with them",
+        "stage_e_dagster/domain/evidence/collector.py",
+        (("            if tally[key] >= votes_needed:", "            if False:"),),
+        ("tests/unit/test_collector_rescue.py::"
+         "test_a_rescue_read_that_agrees_with_an_earlier_read_settles_a_neighbours_number",),
+        what="`_rescue` keeps only a reading the catalogue confirms; a basic land's agreed number is lost"),
+    Breakage(
+        "rescue reads agreeing on a number foreign to the name kept",
+        "stage_e_dagster/domain/evidence/collector.py",
+        (("        if reading.accepted and not _foreign(reading, catalog, name):\n            key",
+          "        if reading.accepted:\n            key"),),
+        ("tests/unit/test_collector_rescue.py::"
+         "test_rescue_reads_agreeing_on_a_number_the_name_has_no_printing_of_are_not_kept",),
+        what="`_rescue` counts agreement on any accepted number"),
 )

@@ -164,3 +164,35 @@ def test_reads_that_agree_on_a_number_the_name_has_no_printing_of_keep_reading()
     reading = read_collector(_band(), set(), tesseract, catalog=catalog, name="Ulamog's Crusher", rescue=rescue)
     assert tesseract.reads > 2  # the ladder went on past the two agreeing reads
     assert (reading.number, reading.confirmed, rescue.reads) == ("171", True, 1)
+
+
+def test_a_rescue_read_that_agrees_with_an_earlier_read_settles_a_neighbours_number() -> None:
+    """One digit from another printing of the name in its set (a set's basic lands), a single read is never
+    confirmed; two reads that agree settle it, and a rescue read agreeing with an earlier read (the other variant's,
+    or Tesseract's) is such a pair. Breakage caught: rescue reads judged alone (the agreed number lost)."""
+    lands = ReadCatalog.build([("Plains", "gav", "285"), ("Plains", "gav", "286")], totals={"gav": 293},
+                              layouts={"gav": {MODERN}})
+    rescue = Scripted("285/293 C\nGAV • EN")
+    reading = read_collector(_band(), set(), Scripted(""), catalog=lands, name="Plains", rescue=rescue)
+    assert (reading.number, reading.settled, rescue.reads) == ("285", True, 2)  # the two variants agree
+    rescue = Scripted("285/293 C\nGAV • EN")
+    tesseract = Once("285/293 C\nGAV")
+    reading = read_collector(_band(), set(), tesseract, catalog=lands, name="Plains", rescue=rescue)
+    assert tesseract.reads > 1 and rescue.reads == 1  # its other reads saw nothing; the rescue agreed at once
+    assert (reading.number, reading.settled) == ("285", True)
+
+
+class Once(Scripted):
+    """An engine that reads its text the first time and nothing after."""
+
+    def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
+        self.reads += 1
+        return self.text if self.reads == 1 else ""
+
+
+def test_rescue_reads_agreeing_on_a_number_the_name_has_no_printing_of_are_not_kept() -> None:
+    """Breakage caught: a rescue agreement kept on a number foreign to the name (it would stand as the reading)."""
+    rescue = Scripted("172/274 C\nBFZ • EN")
+    reading = read_collector(_band(), set(), Scripted(""), catalog=_catalog("171"), name="Ulamog's Crusher",
+                             rescue=rescue)
+    assert rescue.reads == 2 and reading.number is None

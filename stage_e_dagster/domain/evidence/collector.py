@@ -14,7 +14,7 @@ the extra reads; the common case does not.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -29,7 +29,6 @@ from stage_e_dagster.domain.printed_lines import CENTRED, CODE_LAYOUTS, LEGAL_NU
 
 # Scale of the whole crop's height when no text line is found.
 FALLBACK_CROP_HEIGHT = 150
-LEGAL_CROP_HEIGHT = 120
 LARGE_LINE_HEIGHT = 44
 LINES_READ = 3
 """A block's first lines read together: the modern block's two, the 2003 frame's credit and legal line."""
@@ -50,8 +49,6 @@ characters); a modern block's lines stay under it, though its second line, with 
 NUMBER_LINE = 8
 """Glyph heights a modern block's first line runs at most: its number line ("261★/383 R", "C 0172"). A wider first
 line is an artist's credit over a legal line."""
-YEAR_WIDTH = 9
-"""Glyph heights at the start of a legal line read for its copyright year ("™ & © 2019" is about six)."""
 FALLBACK_STEPS = 3
 """Ladder steps a whole block gets after its tight view was read in vain."""
 
@@ -281,9 +278,11 @@ def read_collector(
     wins and is marked accepted only if it was. `max_attempts` caps the reads of each block.
 
     `rescue` (a second engine, `ocr_rapid`) reads the first view when no Tesseract read was confirmed: its grey
-    image, then its blur undone (`RESCUE_VARIANTS`). Only a reading the catalogue confirms is kept; its other reads
-    neither vote nor stand as the best reading. Not on a card whose name has a numberless printing when no read
-    found a number where one would stand: that card prints none.
+    image, then its blur undone (`RESCUE_VARIANTS`). A reading the catalogue confirms is kept, and so is one that
+    agrees with an earlier accepted read (the other variant's, or a Tesseract read: two engines seldom misread
+    alike) on a number of the name's printings; its other reads neither vote nor stand as the best reading. Not on
+    a card whose name has a numberless printing when no read found a number where one would stand: that card
+    prints none.
     """
     known = catalog.set_codes if catalog is not None else known_set_codes
     band = crop if isinstance(crop, BottomBand) else BottomBand.of(crop)
@@ -318,7 +317,7 @@ def read_collector(
                 if votes[key] >= votes_needed and not _foreign(reading, catalog, name):
                     return replace(reading, texts=tuple(r.raw for r in readings),
                                    settled=reading.settled or reading.settled_if_agreed)
-    rescued = _rescue(views[0], rescue, known, catalog, name, readings, maybe_numberless)
+    rescued = _rescue(views[0], rescue, known, catalog, name, readings, maybe_numberless, votes, votes_needed)
     if rescued is not None:
         return rescued
     best = max(readings, key=lambda r: (votes.get((r.number, r.set_code), 0) if r.accepted else 0, _score(r)))
@@ -343,57 +342,23 @@ lines the other does not."""
 
 def _rescue(view: tuple[Prepared, Block | None, int], rescue: OcrEngine | None, known: Collection[str],
             catalog: ReadCatalog | None, name: str | None, readings: list[CollectorReading],
-            maybe_numberless: bool) -> CollectorReading | None:
-    """The rescue engine's confirmed reading of the first view, or None (see `read_collector`)."""
+            maybe_numberless: bool, votes: Mapping[tuple[str | None, str | None], int],
+            votes_needed: int) -> CollectorReading | None:
+    """The rescue engine's confirmed or agreed reading of the first view, or None (see `read_collector`)."""
     if rescue is None or catalog is None or name is None:
         return None
     if maybe_numberless and not any(r.number for r in readings):
         return None
     prepared, block, _ = view
+    tally = dict(votes)
     for variant in RESCUE_VARIANTS:
         reading = read_text(rescue.read(variant(prepared), psm=6), known, len(readings) + 1, catalog, name, block)
+        texts = tuple(r.raw for r in readings) + (reading.raw,)
         if reading.confirmed:
-            return replace(reading, texts=tuple(r.raw for r in readings) + (reading.raw,))
+            return replace(reading, texts=texts)
+        if reading.accepted and not _foreign(reading, catalog, name):
+            key = (reading.number, reading.set_code)
+            tally[key] = tally.get(key, 0) + 1
+            if tally[key] >= votes_needed:
+                return replace(reading, texts=texts, settled=reading.settled or reading.settled_if_agreed)
     return None
-
-
-def legal_block(band: BottomBand, skip: Block | None) -> Block | None:
-    """The block most likely to hold the legal line (its copyright year): the block at the right (modern
-    frames), else the lowest other block; never `skip` (the block the number was read from), never one too short
-    to hold "© 1995" (the figures of a P/T box)."""
-    glyph = band.blocks.glyph
-    others = [b for b in band.blocks.blocks if b is not skip  # a P/T box's figures are no legal line
-              and max(line.right - line.left for line in b.lines) >= YEAR_WIDTH * glyph]
-    right = [b for b in others if b.place == "right"]
-    if right:
-        return right[-1]
-    return max(others, key=lambda b: (b.bottom, b.width), default=None)
-
-
-def read_legal(crop: Image.Image | BottomBand, engine: OcrEngine, accept: Callable[[str], bool],
-               skip: Block | None = None, skip_is_credit: bool = False) -> str | None:
-    """OCR text of the legal line: the start of the legal block's bottom line first, where the copyright year is
-    ("™ & © 2019", to the end of a word), the whole block if `accept` refuses that (`crop`: the bottom band, or a
-    crop of the legal line).
-
-    None when no block but `skip` can hold a legal line and `skip_is_credit` says the reads of `skip` saw an artist
-    credit alone ("Illus. artist", `legal_text.credit_only`): the band holds no year, and reading all of it again would
-    read the same text."""
-    band = crop if isinstance(crop, BottomBand) else BottomBand.of(crop)
-    block = legal_block(band, skip)
-    if block is None and skip is not None and skip_is_credit:
-        return None
-    if block is None:
-        return engine.read(pp.pad(pp.binarise(pp.resized(band.image, LEGAL_CROP_HEIGHT / max(1, band.image.height)))),
-                           psm=6)
-    glyph = band.blocks.glyph
-    line = block.lines[-1]
-    words = band.words(block, line)
-    reach = block.left + line.left + YEAR_WIDTH * glyph
-    right = min((end for _, end in words if end >= reach), default=block.left + line.right)
-    gray, lines = band.crop(block, (line,), right=right)
-    read = engine.read(pp.pad(pp.binarise(Prepared(gray, lines, glyph).text())), psm=6)
-    if accept(read) or (len(block.lines) == 1 and right >= block.left + line.right):
-        return read  # the year, or all the block holds was read
-    gray, lines = band.crop(block)
-    return engine.read(pp.pad(pp.binarise(Prepared(gray, lines, glyph).text())), psm=6)

@@ -20,7 +20,7 @@ from PIL import Image
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.card_finder import PHOTO, CardNotFound, FoundCard, find_card, warp_card
-from stage_e_dagster.domain.evidence.collector import read_collector, read_legal
+from stage_e_dagster.domain.evidence.collector import read_collector
 from stage_e_dagster.domain.evidence.geometry import (
     border_color,
     classify_bleed,
@@ -29,6 +29,7 @@ from stage_e_dagster.domain.evidence.geometry import (
     trim_of,
 )
 from stage_e_dagster.domain.evidence.hashing import phash64, symbol_phash
+from stage_e_dagster.domain.evidence.legal_read import read_legal
 from stage_e_dagster.domain.evidence.legal_text import credit_only, has_proxy_marker, parse_copyright_year
 from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip, flat_corners
