@@ -119,7 +119,7 @@ def test_an_unknown_rescue_engine_is_refused() -> None:
     assert make_rescue_engine("none") is None
 
 
-@pytest.mark.parametrize("index", [83, 213, 343])
+@pytest.mark.parametrize("index", [83, 343, 362])
 def test_specks_over_the_first_line_do_not_cost_its_number(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Breakage caught: the text crop's margin kept as it is (what is left of a frame above the number line)."""
     scan = TUNING[index]

@@ -7,7 +7,9 @@ import pytest
 from stage_e_dagster.domain.evidence.collector import CollectorReading, read_text
 from stage_e_dagster.domain.evidence.legal_text import has_proxy_marker, parse_copyright_year
 from stage_e_dagster.domain.evidence.parse import is_credit_word, parse_collector, split_digit_run
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.evidence.set_codes import fold, levenshtein, snap_first, snap_set_code
+from stage_e_dagster.domain.printed_lines import MODERN
 
 KNOWN = {"m20", "otj", "fdn", "neo", "2xm", "abc", "ab0", "s02", "s42"}
 
@@ -279,3 +281,18 @@ def test_a_copyright_range_stands_for_its_last_year() -> None:
     assert parse_copyright_year("™ & © 1993-2003 Wizards of the Coast, Inc. 316/350", 2026) == 2003
     assert parse_copyright_year("© 1995 Wizards of the Coast, Inc.", 2026) == 1995
     assert parse_copyright_year("© 1993-2099 Wizards", 2026) == 1993  # a range into the future is no year
+
+
+def test_a_total_shorter_than_its_number_is_dropped_for_the_catalogue_to_confirm_the_number_alone() -> None:
+    """Blurred small type loses a digit of the total: "266/32 M" for "266/302 M". The number with a total of fewer
+    digits is offered without it, last; a total as long as the number is kept (it may be another set's).
+    Breakage caught: no cut option (the number of the name's printing never confirmed)."""
+    catalog = ReadCatalog.build([("Wyrmrest's Insight", "yzc", "266")], totals={"yzc": 302},
+                                layouts={"yzc": {MODERN}})
+    assert parse_collector("266/32 M\nYZC • EN").number_options[-2:] == (("266", None), ("★266", None))
+    assert ("266", None) not in parse_collector("266/310 M\nYZC • EN").number_options
+    assert ("34174", None) not in parse_collector("34 174/274").number_options  # no number has five digits
+    cut = read_text("266/32 M\nYZC • EN", {"yzc"}, 1, catalog, "Wyrmrest's Insight")
+    assert (cut.number, cut.confirmed, cut.total) == ("266", True, None)
+    wrong_total = read_text("266/310 M\nYZC • EN", {"yzc"}, 1, catalog, "Wyrmrest's Insight")
+    assert not wrong_total.confirmed  # a whole total that is not the set's: another set's card

@@ -188,6 +188,15 @@ def _with_alternatives(number: str, total: int | None, line: str, start: int) ->
     return options
 
 
+def _total_cut(options: list[NumberOption]) -> list[NumberOption]:
+    """The options, then each without its total when the total read has fewer digits than the number ("266/32 M"
+    for "266/302 M", "375/ 2" for "375/382": blurred small type loses a digit of the total, seldom of the number
+    before it): the catalogue may confirm the number by itself, as it would a number read with no total."""
+    cut = [(number, None) for number, total in options
+           if total is not None and len(str(total)) < sum(ch.isdigit() for ch in number) <= 4]
+    return options + [option for option in cut if option not in options]
+
+
 def split_digit_run(run: str) -> list[NumberOption]:
     """Every (number, total) a run of 5-9 digits may be, most plausible first: a number of 1-4 digits, one digit
     that was the slash, and a total of 2-4 digits (or number and total with the slash lost). Plausible means the
@@ -266,7 +275,7 @@ def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None,
         match = _with_total(line, ends[i])
         if match:
             number, total, rarity, rest = _number_of(match, with_total=True)
-            return i, _with_alternatives(number, total, line, match.start("num")), rarity, rest
+            return i, _total_cut(_with_alternatives(number, total, line, match.start("num"))), rarity, rest
     for i, line in enumerate(lines):
         marked = any(_language_of(token, first=False) for token in _TOKEN.findall(_SEPARATORS.sub(" ", line)))
         match = _RARITY_FIRST.search(line) if ends[i] is None and not marked else None
