@@ -113,11 +113,15 @@ def _count_layout(counts: Counter[str], scan: Scan, found: Evidence, outcome: Ca
     counts[f"{key}|right"] += sum(v.printing_id == truth for v in machine)
     counts[f"{key}|era"] += any(v.anonymous_id == ERA_ID and v.printing_id is not None for v in machine)
     counts[f"{key}|review"] += outcome.slow_path is not None
+    if not any(v.printing_id is not None for v in machine) and outcome.slow_path is not None:
+        why = outcome.slow_path.detail.get("why") or ["-"]
+        counts[f"{key}|why:{why[0]}"] += 1  # the first calculator's reason: the join key's, where it spoke
 
 
 def report_layouts(counts: Counter[str]) -> None:
     """One line per collector-line layout: numbers read (clean, degraded), set code, machine coverage and
-    precision, era votes and review."""
+    precision, era votes and review; then, per layout, why the cards no machine voted on went without a vote (the
+    first reason the slow path names: a join-key abstention such as `suffix-sibling`, where it spoke)."""
     layouts = [layout for layout in (*LAYOUTS, "card-back") if counts[f"layout:{layout}|n"]]
     if not layouts:
         return
@@ -129,6 +133,12 @@ def report_layouts(counts: Counter[str]) -> None:
               f"{rate(c.get('degraded-number', 0), c.get('degraded', 0)):24s}  {rate(c.get('set', 0), c['n']):24s}  "
               f"{rate(c.get('machine', 0), c['n']):24s}  {rate(c.get('right', 0), c.get('votes', 0)):24s}  "
               f"{c.get('era', 0)} / {c.get('review', 0)}")
+    for layout in layouts:
+        c = {key.split("|why:", 1)[1]: value for key, value in counts.items()
+             if key.startswith(f"layout:{layout}|why:")}
+        if c:
+            reasons = ", ".join(f"{why} {n}" for why, n in sorted(c.items(), key=lambda item: -item[1]))
+            print(f"    {layout:14s}  no machine vote, by the first reason: {reasons}")
 
 
 def _count_kind(counts: Counter[str], scan: Scan, found: Evidence, card: CardRef, outcome: CalculatorOutcome,
