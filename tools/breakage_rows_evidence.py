@@ -225,4 +225,18 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_evidence_parse.py::"
          "test_a_total_shorter_than_its_number_is_dropped_for_the_catalogue_to_confirm_the_number_alone",),
         what="`_total_cut` offers no number without its truncated total"),
+    Breakage(
+        "a misread copyright year stops a match its total vouches for",
+        "stage_e_dagster/domain/calculators/join_key.py",
+        (("        if not _total_vouches(evidence, match, expansions):\n", "        if True:\n"),),
+        ("tests/unit/test_calculators_join_key_details.py::"
+         "test_a_year_that_contradicts_a_match_its_total_vouches_for_was_misread",),
+        what="every year contradiction skips, whatever the total read"),
+    Breakage(
+        "any total read vouches for a match its year contradicts",
+        "stage_e_dagster/domain/calculators/join_key.py",
+        (("        expansion.printed_total == evidence.collector_total", "        True"),),
+        ("tests/unit/test_calculators_join_key_details.py::"
+         "test_a_year_that_contradicts_a_match_its_total_vouches_for_was_misread",),
+        what="`_total_vouches` true for a total that is not the set's"),
 )

@@ -154,3 +154,20 @@ def test_the_ambiguous_skips_list_the_printings_and_the_symbol_reading() -> None
     assert decide(tie, [_p(1, "aaa", "7"), _p(2, "ccc", "7")]) == _skip(
         "ambiguous", **_read(tie), route="symbol-tie-break", candidate_ids=[1, 2], symbol_reason="no-symbol-hash",
         symbol_distances={})
+
+
+def test_a_year_that_contradicts_a_match_its_total_vouches_for_was_misread() -> None:
+    """"© 2000" read for "© 2008" on blurred type, over "334/344" of a 2008 set whose printed total is 344: the
+    number and total name the printing, so it gets the vote; the year still stops a match whose total was not read
+    or differs, and a rival with the same number and total leaves it to a person. Breakage caught: the total
+    ignored (the misread year stops the vote), or a total that is not the set's taken to vouch."""
+    sets = {"hax": _set("hax", 2008, total=344), "old": _set("old", 1999, total=344)}
+    one = _p(1, "hax", "334")
+    misread = _ev("334", collector_total=344, copyright_year=2000, collector_layout="legal-number")
+    assert isinstance(decide(misread, [one], sets), Vote)
+    other_total = _ev("334", collector_total=350, copyright_year=2000)
+    assert decide(other_total, [one], sets).skip_reason == "copyright-year-mismatch"
+    no_total = _ev("334", copyright_year=2000)
+    assert decide(no_total, [one], sets).skip_reason == "copyright-year-mismatch"
+    rival = _p(2, "old", "334")  # the same number and total in a set the year fits: a person decides
+    assert decide(misread, [one, rival], sets).skip_reason == "ambiguous"

@@ -15,6 +15,7 @@ symbol. A reading that still leaves a rival abstains, and a person decides.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from stage_e_dagster.domain.calculators.matching import (
@@ -108,6 +109,15 @@ def doubt(evidence: Evidence, match: PrintingRef, candidates: Sequence[PrintingR
     return reason, rivals
 
 
+def _total_vouches(evidence: Evidence, match: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> bool:
+    """Whether the total read is the match's set's printed total. A year that contradicts such a match was misread
+    (small, blurred type reads 0, 3, 5, 6 and 8 for one another: "© 2000" for "© 2008"); the number and the total
+    name the printing more surely, and its rivals are still weighed without the year."""
+    expansion = expansions.get(match.set_code)
+    return evidence.collector_total is not None and expansion is not None and \
+        expansion.printed_total == evidence.collector_total
+
+
 def _confirm(
     card: CardRef,
     evidence: Evidence,
@@ -123,10 +133,12 @@ def _confirm(
     released = _release_year(match, expansions)
     year = evidence.copyright_year
     if released is not None and year is not None and released - year > MAX_RELEASE_YEARS_AFTER_COPYRIGHT:
-        return _skip(
-            card, "copyright-year-mismatch", **read_detail(evidence),
-            printing_id=match.id, printing_set_code=match.set_code, released_year=released, route=route,
-        )
+        if not _total_vouches(evidence, match, expansions):
+            return _skip(
+                card, "copyright-year-mismatch", **read_detail(evidence),
+                printing_id=match.id, printing_set_code=match.set_code, released_year=released, route=route,
+            )
+        evidence = replace(evidence, copyright_year=None)  # a misread year: the rest is judged without it
     if not fits(evidence.collector_layout, printing_layout(match, expansions)):
         return _skip(card, "layout-mismatch", **read_detail(evidence), printing_id=match.id, route=route,
                      printing_layout=printing_layout(match, expansions))
