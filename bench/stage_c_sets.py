@@ -108,7 +108,8 @@ def _world(cards: list[dict], read_catalog: ReadCatalog, symbol: Callable[[str],
         printings[card["id"]] = ref
         by_name[card["name"]].append(ref)
         released[card["set"]] = card["released_at"]
-    expansions = {code: ExpansionRef(code, date.fromisoformat(str(day)), symbol_phash(symbol(code)))
+    expansions = {code: ExpansionRef(code, date.fromisoformat(str(day)), symbol_phash(symbol(code)),
+                                     printed_total=read_catalog.totals.get(code))  # as `catalog import --sets`
                   for code, day in released.items()}
     return World(cards, read_catalog, set(released), printings, dict(by_name), expansions)
 

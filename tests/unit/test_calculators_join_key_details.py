@@ -171,3 +171,18 @@ def test_a_year_that_contradicts_a_match_its_total_vouches_for_was_misread() -> 
     assert decide(no_total, [one], sets).skip_reason == "copyright-year-mismatch"
     rival = _p(2, "old", "334")  # the same number and total in a set the year fits: a person decides
     assert decide(misread, [one, rival], sets).skip_reason == "ambiguous"
+
+
+def test_the_total_read_picks_the_one_printing_of_that_number_whose_set_prints_it() -> None:
+    """"332/344" on a legal line of a name printed #332 in two sets, one of 344 cards and one of 335: the total read
+    leaves one, which gets the vote before any symbol tie-break; without the total, or with a total both sets
+    print, the symbol decides or a person does. Breakage caught: the number's printings never narrowed by the
+    line (the symbol alone, here unread, leaves it ambiguous)."""
+    sets = {"hax": _set("hax", 2008, total=344), "old": _set("old", 2007, total=335),
+            "twin": _set("twin", 2009, total=344)}
+    mine, other = _p(1, "hax", "332"), _p(2, "old", "332")
+    voted = decide(_ev("332", collector_total=344), [mine, other], sets)
+    assert isinstance(voted, Vote) and voted.printing_id == mine.id
+    assert decide(_ev("332"), [mine, other], sets).skip_reason == "ambiguous"
+    both = decide(_ev("332", collector_total=344), [mine, other, _p(3, "twin", "332")], sets)
+    assert both.skip_reason == "ambiguous"

@@ -69,13 +69,18 @@ def _release_year(printing: PrintingRef, expansions: Mapping[str, ExpansionRef])
     return printing.released_at.year if printing.released_at is not None else None
 
 
-def _fits(evidence: Evidence, printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> bool:
-    """Whether the reading's total, layout and copyright year leave `printing` possible."""
+def _line_fits(evidence: Evidence, printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> bool:
+    """Whether the collector line as read (its total, its layout) leaves `printing` possible."""
     expansion = expansions.get(printing.set_code)
     total = evidence.collector_total
     if total is not None and expansion is not None and expansion.printed_total not in (None, total):
         return False
-    if not fits(evidence.collector_layout, printing_layout(printing, expansions)):
+    return fits(evidence.collector_layout, printing_layout(printing, expansions))
+
+
+def _fits(evidence: Evidence, printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> bool:
+    """Whether the reading's total, layout and copyright year leave `printing` possible."""
+    if not _line_fits(evidence, printing, expansions):
         return False
     released, year = _release_year(printing, expansions), evidence.copyright_year
     return released is None or year is None or -1 <= released - year <= MAX_RELEASE_YEARS_AFTER_COPYRIGHT
@@ -215,8 +220,9 @@ def decide_join_key(
 
     `candidates` are the printings sharing the card's normalised name; `expansions` holds every known set. A
     number read without a set code (older frames print none) votes number-only when exactly one printing of the
-    name has that number, else the set symbol settles it or the calculator abstains. A card whose name matches no
-    printing gets no vote: its name may be misspelt, so its printing may well be in the catalogue.
+    name has that number, else when the total and layout read leave one (never the year alone), else the set symbol
+    settles it or the calculator abstains. A card whose name matches no printing gets no vote: its name may be
+    misspelt, so its printing may well be in the catalogue.
     """
     if evidence is None:
         return _skip(card, "no-evidence", rescannable=True)
@@ -247,6 +253,10 @@ def decide_join_key(
                      candidate_ids=candidate_ids(candidates))
     if len(by_number) == 1:
         return _confirm(card, evidence, by_number[0], CONFIDENCE_NUMBER_ONLY, expansions, "number-only", candidates)
+    by_line = [p for p in by_number if _line_fits(evidence, p, expansions)]
+    if len(by_line) == 1:  # the total or the layout read leaves one (never the year: small type misreads it)
+        return _confirm(card, evidence, by_line[0], CONFIDENCE_NUMBER_ONLY, expansions, "number-and-line",
+                        candidates)
 
     pick = pick_symbol_set(evidence.symbol_phash, (p.set_code for p in by_number), expansions)
     chosen = [p for p in by_number if p.set_code == pick.set_code]
