@@ -46,3 +46,19 @@ def test_two_parts_of_one_card_split_by_a_line_across_it_are_one_card() -> None:
     error = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
                 for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
     assert error <= TOLERANCE
+
+
+def test_a_card_whose_frame_passed_for_it_is_found_by_another_outline_over_it() -> None:
+    """A black-bordered card in a sleeve on a playmat: its frame inside the border is nested in the card's own
+    outline and in truer proportions, so it passes for the card in its sleeve; its face shows too few frame lines,
+    and the card's own outline over it, whose face shows them, is the card."""
+    card = random.Random(0).sample(generate_catalog(400, seed=37), 60)[199 % 60]  # the photo benchmark's card
+    plan = plan_photo(199, "single")
+    photo = draw_photo(render_scan(card, long_side=1400, bleed=False, seed=0), plan)
+    image = load_scan(photo.jpeg()).image  # type: ignore[union-attr]
+    found = find_card(image)
+    assert isinstance(found, FoundCard) and found.kind == PHOTO, found
+    w, h = image.size
+    error = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
+                for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
+    assert error <= TOLERANCE

@@ -3,6 +3,9 @@
 - `around_art_box`: an outline that is a card's art box (nearly a card's proportions turned a quarter, with strong
   straight sides) gives the card round it, when that card lies whole in the photo, its edges are seen and its face
   shows its frame lines where they belong;
+- `another_outline`: when the chosen outline's face shows too few of its lines, another card-like outline over the
+  same card (its holder, the card inside the holder, the card round a frame taken for it) whose face shows them is
+  the card;
 - `second_card`: a card-like outline apart from the found card whose face shows a card's frame lines is a second
   card, however much smaller or fainter than the first: the photo is of several cards.
 
@@ -31,6 +34,8 @@ from stage_e_dagster.domain.evidence.card_straighten import portrait_order, stra
 EDGES_SEEN = (0.72, 0.45)
 # The largest card-like outlines apart from the found card whose faces are read for a second card's frame lines.
 SECOND_LOOKS = 3
+# The card-like outlines over the chosen one whose faces are read when its own face shows too few lines.
+OTHER_LOOKS = 3
 # The art box's share of the card's area (`layout.ART_BOX`).
 ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - layout.ART_BOX[1])
 
@@ -53,6 +58,22 @@ def second_card(image: Image.Image, found: list[Outline], card: np.ndarray, fact
         if max(lines.score, lines.turned) >= LAYOUT_MIN:
             return o.area
     return None
+
+
+def another_outline(image: Image.Image, others: list[np.ndarray],
+                    settled: Callable[[np.ndarray], np.ndarray]) -> tuple[Image.Image, float, np.ndarray, float] | None:
+    """The card among `others` (card-like outlines over the chosen one, small-copy pixels, inner ones first), read
+    when the chosen outline's face shows too few of its frame lines: the first OTHER_LOOKS are `settled` (to
+    full-image pixels) and straightened, and the one whose face shows the most lines, at least LAYOUT_MIN, is the
+    card. Inside a sleeve the card's frame inside a dark border can pass for the card (nested, in truer proportions
+    than the card's own outline), or the sleeve's edge for the card's: the face, not the outline's shape, says
+    which is the card."""
+    best = None
+    for polygon in others[:OTHER_LOOKS]:
+        found = straighten(image, portrait_order(settled(polygon)))
+        if found[3] >= LAYOUT_MIN and (best is None or found[3] > best[3]):
+            best = found
+    return best
 
 
 def edges_seen(quad: np.ndarray, gradient: np.ndarray) -> bool:

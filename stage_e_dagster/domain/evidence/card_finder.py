@@ -39,6 +39,7 @@ from stage_e_dagster.domain.evidence.card_border import grow
 from stage_e_dagster.domain.evidence.card_faces import (
     ART_BOX_AREA,
     LAYOUT_MIN,
+    another_outline,
     around_art_box,
     art_box_runs_off,
     edges_seen,
@@ -92,6 +93,9 @@ WHOLE_ASPECT = 0.035
 # A part beside the card counts only apart from the card grown by this (its holder), and when settled on its own
 # edges it takes a card's proportions within BESIDE_ASPECT.
 HOLDER_REACH, BESIDE_ASPECT = 1.12, 0.025
+# Another outline over the chosen one is read for the card (`another_outline`) when at least this share of its
+# area (a holder's card, a frame's card; not an art box or a symbol inside it).
+OTHER_AREA = 0.5
 # A card cut off by the frame leaves straight sides inside the photo: their mean support is at least this (a
 # palm's or a cloth's curved edge, cut into a polygon, falls short of it).
 CUT_SUPPORT = 0.85
@@ -184,7 +188,7 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
         return chosen
-    quad = chosen.polygon
+    picked, quad = chosen, chosen.polygon
     grown = grow(quad, prepared.lab, prepared.gradient)
     if grown.runs_off:
         return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "runs off the photo"})
@@ -211,6 +215,11 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     card, margin, quad_full, lines = straighten(image, full_quad)
     if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
         held = around_art_box(image, full_quad, lambda q: edges_seen(q * factor, prepared.gradient))
+        if held is None:  # another outline over the same card (its holder, the card in it) whose face shows them
+            others = [o for o in found if o.card_like and o is not picked and o.area >= OTHER_AREA * picked.area
+                      and _overlaps(o, picked)]
+            held = another_outline(image, [o.polygon for o in sorted(others, key=lambda o: o.area)],
+                                   lambda q: settle(q, directional, colours) / factor)
         if held is None:
             if art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside(
                     q * factor, prepared.gradient)):  # the art box of a card cut off by the frame
