@@ -62,3 +62,20 @@ def test_a_card_whose_frame_passed_for_it_is_found_by_another_outline_over_it() 
     error = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
                 for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
     assert error <= TOLERANCE
+
+
+def test_a_card_whose_outline_lay_on_its_frame_inside_a_dark_border_is_found_round_it() -> None:
+    """A black-bordered card on a black cloth: only its frame inside the border is outlined. Straightened on that
+    outline, the frame's own sides lie on the copy's edge, unseen, and the lines cannot be fitted back; straightened
+    a little larger, they show, and the fit moves the corners out to the card's edges."""
+    card = random.Random(0).sample(generate_catalog(400, seed=37), 60)[30 % 60]  # the photo benchmark's card
+    plan = plan_photo(30, "single")
+    assert plan.background == "cloth"
+    photo = draw_photo(render_scan(card, long_side=1400, bleed=True, seed=0), plan)
+    image = load_scan(photo.jpeg()).image  # type: ignore[union-attr]
+    found = find_card(image)
+    assert isinstance(found, FoundCard) and found.kind == PHOTO, found
+    w, h = image.size
+    error = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
+                for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
+    assert error <= TOLERANCE

@@ -6,6 +6,10 @@
 - `another_outline`: when the chosen outline's face shows too few of its lines, another card-like outline over the
   same card (its holder, the card inside the holder, the card round a frame taken for it) whose face shows them is
   the card;
+- `round_frame`: an outline on a card's frame inside a border the colour of the surface (a black border on a black
+  cloth) shows its frame's own sides at the very edge of its straightened copy, where no line can be seen, and the
+  lines cannot be fitted back; straightened a little larger, it shows them, and the fit moves its corners out to
+  the card's edges;
 - `second_card`: a card-like outline apart from the found card whose face shows a card's frame lines is a second
   card, however much smaller or fainter than the first: the photo is of several cards.
 
@@ -36,6 +40,9 @@ EDGES_SEEN = (0.72, 0.45)
 SECOND_LOOKS = 3
 # The card-like outlines over the chosen one whose faces are read when its own face shows too few lines.
 OTHER_LOOKS = 3
+# An outline whose face shows too few lines is straightened this much larger on every side (share of its sides):
+# a frame's own sides inside a border then lie inside the copy, not on its edge.
+FRAME_GROW = 0.03
 # The art box's share of the card's area (`layout.ART_BOX`).
 ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - layout.ART_BOX[1])
 
@@ -74,6 +81,20 @@ def another_outline(image: Image.Image, others: list[np.ndarray],
         if found[3] >= LAYOUT_MIN and (best is None or found[3] > best[3]):
             best = found
     return best
+
+
+def round_frame(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float, np.ndarray, float] | None:
+    """The card round an outline (full-image pixels, portrait order) that lay on its frame inside its border: the
+    outline grown by FRAME_GROW on every side (perspective kept), straightened, its corners fitted to the card's
+    edges by its frame lines; kept when it lies inside the photo and its face shows at least LAYOUT_MIN of them."""
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    g = FRAME_GROW
+    larger = np.array([[[-g, -g], [1 + g, -g], [1 + g, 1 + g], [-g, 1 + g]]], np.float32)
+    grown = cv2.perspectiveTransform(larger, cv2.getPerspectiveTransform(unit, quad.astype(np.float32)))[0]
+    if np.any(grown < 0) or np.any(grown > np.array(image.size, np.float32)):
+        return None
+    found = straighten(image, grown.astype(np.float64))
+    return found if found[3] >= LAYOUT_MIN else None
 
 
 def edges_seen(quad: np.ndarray, gradient: np.ndarray) -> bool:

@@ -41,6 +41,7 @@ from stage_e_dagster.domain.evidence.card_faces import (
     LAYOUT_MIN,
     another_outline,
     around_art_box,
+    round_frame,
     art_box_runs_off,
     edges_seen,
     edges_seen_inside,
@@ -220,6 +221,8 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
                       and _overlaps(o, picked)]
             held = another_outline(image, [o.polygon for o in sorted(others, key=lambda o: o.area)],
                                    lambda q: settle(q, directional, colours) / factor)
+        if held is None:  # the outline lay on the card's frame, inside a border the colour of the surface
+            held = round_frame(image, full_quad)
         if held is None:
             if art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside(
                     q * factor, prepared.gradient)):  # the art box of a card cut off by the frame
