@@ -43,6 +43,8 @@ OTHER_LOOKS = 3
 # An outline whose face shows too few lines is straightened this much larger on every side (share of its sides):
 # a frame's own sides inside a border then lie inside the copy, not on its edge.
 FRAME_GROW = 0.03
+# The outline's corners lie inside the card found round it, to this share of the card's sides.
+FRAME_HELD = 0.005
 # The art box's share of the card's area (`layout.ART_BOX`).
 ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - layout.ART_BOX[1])
 
@@ -86,7 +88,8 @@ def another_outline(image: Image.Image, others: list[np.ndarray],
 def round_frame(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float, np.ndarray, float] | None:
     """The card round an outline (full-image pixels, portrait order) that lay on its frame inside its border: the
     outline grown by FRAME_GROW on every side (perspective kept), straightened, its corners fitted to the card's
-    edges by its frame lines; kept when it lies inside the photo and its face shows at least LAYOUT_MIN of them."""
+    edges by its frame lines; kept when it lies inside the photo, holds the outline and its face shows at least
+    LAYOUT_MIN of them."""
     unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
     g = FRAME_GROW
     larger = np.array([[[-g, -g], [1 + g, -g], [1 + g, 1 + g], [-g, 1 + g]]], np.float32)
@@ -94,7 +97,13 @@ def round_frame(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, floa
     if np.any(grown < 0) or np.any(grown > np.array(image.size, np.float32)):
         return None
     found = straighten(image, grown.astype(np.float64))
-    return found if found[3] >= LAYOUT_MIN else None
+    if found[3] < LAYOUT_MIN:
+        return None
+    # The card round its frame holds the frame: a fit that moved a side in past the outline shifted the lines onto
+    # other lines, it did not find the card's edges.
+    to_card = cv2.getPerspectiveTransform(found[2].astype(np.float32), unit)
+    inside = cv2.perspectiveTransform(quad[None].astype(np.float32), to_card)[0]
+    return found if np.all(inside >= -FRAME_HELD) and np.all(inside <= 1 + FRAME_HELD) else None
 
 
 def edges_seen(quad: np.ndarray, gradient: np.ndarray) -> bool:
