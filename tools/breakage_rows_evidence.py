@@ -99,6 +99,21 @@ EVIDENCE_BREAKAGES = (
          "test_corners_fitted_off_the_photo_leave_the_outline_with_its_own_line_share",),
         what="the unmoved outline returned with the moved one's line share"),
     Breakage(
+        "a band grown on to the frame round a whole card calls it cut off",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if grown.runs_off and not proved(quad):", "    if grown.runs_off:"),),
+        ("tests/unit/test_card_proof.py::"
+         "test_a_band_grown_on_to_the_frame_round_a_card_proved_whole_is_no_cut_off_card",),
+        what="a border band run off the photo calls the card cut off though its face proves it whole"),
+    Breakage(
+        "a card inside a cut-off shape never proved by its face",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        looks = outer + [c for c in card_like if all(c is not o for o in outer)",
+          "        looks = outer + [c for c in () if all(c is not o for o in outer)"),),
+        ("tests/unit/test_card_proof.py::"
+         "test_a_card_inside_a_cut_off_shape_proved_whole_by_its_face_is_the_card",),
+        what="only outlines inside no cut-off shape read for their frame lines"),
+    Breakage(
         "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
         (("    if turn:\n", "    if False:\n"),),
         ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),

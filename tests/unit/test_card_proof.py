@@ -95,3 +95,37 @@ def test_a_card_grown_round_its_outline_must_hold_it() -> None:
         error = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
                     for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
         assert error <= TOLERANCE, found
+
+
+def _seed_3_photo(index: int) -> tuple[object, object]:
+    """The photo benchmark's single-card photo `index` of seed 3 (its card and its drawing), decoded as Stage C."""
+    card = random.Random(3).sample(generate_catalog(400, seed=37), 60)[index % 60]
+    photo = draw_photo(render_scan(card, long_side=1400, bleed=index % 60 % 3 == 0, seed=3),
+                       plan_photo(300_000 + index, "single"))
+    return photo, load_scan(photo.jpeg()).image  # type: ignore[union-attr]
+
+
+def _error(found: FoundCard, photo: object, size: tuple[int, int]) -> float:
+    w, h = size
+    return max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
+               for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)  # type: ignore[attr-defined]
+
+
+def test_a_band_grown_on_to_the_frame_round_a_card_proved_whole_is_no_cut_off_card() -> None:
+    """A card in a top-loader on a cloth: the band round its outline grows on to the photo's frame (the plastic and
+    its shadow), which alone would call the card cut off; its own face shows its frame lines inside the photo, so it
+    is whole."""
+    photo, image = _seed_3_photo(38)
+    found = find_card(image)
+    assert isinstance(found, FoundCard) and found.kind == PHOTO, found
+    assert _error(found, photo, image.size) <= TOLERANCE
+
+
+def test_a_card_inside_a_cut_off_shape_proved_whole_by_its_face_is_the_card() -> None:
+    """A card in a top-loader on a pale cloth: the edge of its shadow, cut by the photo's frame, makes a cut-off
+    card-like shape round it, so no card-like outline lies on the surface; the card inside that shape whose face
+    shows its frame lines (its fitted corners inside the photo) is the card, not a part of a card cut off."""
+    photo, image = _seed_3_photo(141)
+    found = find_card(image)
+    assert isinstance(found, FoundCard) and found.kind == PHOTO, found
+    assert _error(found, photo, image.size) <= TOLERANCE
