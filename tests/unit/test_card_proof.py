@@ -1,8 +1,10 @@
 """A card the outlines alone do not isolate is found by its own printing (its straightened face shows its frame
 lines): one whose surroundings are no surface (a top-loader run off the photo rings it with plastic, and no outline
-of the holder closes), and one whose outline a line across it split in two card-like parts.
+of the holder closes, or its shadow's edge cut by the frame rings it), one whose outline a line across it split in
+two card-like parts, one whose border band grows on to the frame, one whose frame passed for it (read by another
+outline over it, or straightened larger); and a card grown round an outline must hold it.
 
-The photos are the demo's (`demo.photo`) at a phone's size, where those outlines are lost.
+The photos are the photo benchmark's (`demo.photo`) at a phone's size, where those outlines are lost.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import math
 import random
 
+from PIL import Image
+
 from stage_e_dagster.demo.catalog import generate_catalog
-from stage_e_dagster.demo.photo import draw_photo, plan_photo
+from stage_e_dagster.demo.photo import DrawnPhoto, draw_photo, plan_photo
 from stage_e_dagster.demo.render import render_scan
 from stage_e_dagster.domain.evidence.card_finder import PHOTO, FoundCard, find_card
 from stage_e_dagster.domain.evidence.load import load_scan
@@ -97,7 +101,7 @@ def test_a_card_grown_round_its_outline_must_hold_it() -> None:
         assert error <= TOLERANCE, found
 
 
-def _seed_3_photo(index: int) -> tuple[object, object]:
+def _seed_3_photo(index: int) -> tuple[DrawnPhoto, Image.Image]:
     """The photo benchmark's single-card photo `index` of seed 3 (its card and its drawing), decoded as Stage C."""
     card = random.Random(3).sample(generate_catalog(400, seed=37), 60)[index % 60]
     photo = draw_photo(render_scan(card, long_side=1400, bleed=index % 60 % 3 == 0, seed=3),
@@ -105,10 +109,10 @@ def _seed_3_photo(index: int) -> tuple[object, object]:
     return photo, load_scan(photo.jpeg()).image  # type: ignore[union-attr]
 
 
-def _error(found: FoundCard, photo: object, size: tuple[int, int]) -> float:
+def _error(found: FoundCard, photo: DrawnPhoto, size: tuple[int, int]) -> float:
     w, h = size
     return max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
-               for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)  # type: ignore[attr-defined]
+               for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
 
 
 def test_a_band_grown_on_to_the_frame_round_a_card_proved_whole_is_no_cut_off_card() -> None:
