@@ -295,3 +295,18 @@ def test_lines_turned_all_together_turn_no_side() -> None:
     turned = cv2.warpAffine(face, cv2.getRotationMatrix2D((w / 2, h / 2), 2.5, 1.0), (w, h),
                             borderMode=cv2.BORDER_REPLICATE)
     assert fit_turned(turned, LAYOUT_FIT) is None
+
+
+def test_corners_fitted_off_the_photo_leave_the_outline_with_its_own_line_share() -> None:
+    """A card whose top runs off the image, outlined on what is seen: the lines fit the top above the image, which
+    is not kept, so the outline comes back unmoved and with the share of lines its own face shows (not the fit's,
+    which would pass a part of a card for a whole one)."""
+    scan = _render(0)
+    w, h = scan.size
+    part = scan.crop((0, round(0.06 * h), w, h))
+    quad = np.array([[0, 0], [part.width, 0], [part.width, part.height], [0, part.height]], np.float64)
+    _, _, corners, lines = straighten(part, quad)
+    assert np.allclose(corners, quad) or np.allclose(corners, np.roll(quad, 2, axis=0))
+    face = cv2.resize(np.asarray(part.convert("RGB")), (240, 336), interpolation=cv2.INTER_AREA)
+    own = read_layout(face)
+    assert abs(lines - max(own.score, own.turned)) < 1e-9, (lines, own)

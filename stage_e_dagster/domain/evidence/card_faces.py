@@ -3,6 +3,13 @@
 - `around_art_box`: an outline that is a card's art box (nearly a card's proportions turned a quarter, with strong
   straight sides) gives the card round it, when that card lies whole in the photo, its edges are seen and its face
   shows its frame lines where they belong;
+- `another_outline`: when the chosen outline's face shows too few of its lines, another card-like outline over the
+  same card (its holder, the card inside the holder, the card round a frame taken for it) whose face shows them is
+  the card;
+- `round_frame`: an outline on a card's frame inside a border the colour of the surface (a black border on a black
+  cloth) shows its frame's own sides at the very edge of its straightened copy, where no line can be seen, and the
+  lines cannot be fitted back; straightened a little larger, it shows them, and the fit moves its corners out to
+  the card's edges;
 - `second_card`: a card-like outline apart from the found card whose face shows a card's frame lines is a second
   card, however much smaller or fainter than the first: the photo is of several cards.
 
@@ -31,6 +38,13 @@ from stage_e_dagster.domain.evidence.card_straighten import portrait_order, stra
 EDGES_SEEN = (0.72, 0.45)
 # The largest card-like outlines apart from the found card whose faces are read for a second card's frame lines.
 SECOND_LOOKS = 3
+# The card-like outlines over the chosen one whose faces are read when its own face shows too few lines.
+OTHER_LOOKS = 3
+# An outline whose face shows too few lines is straightened this much larger on every side (share of its sides):
+# a frame's own sides inside a border then lie inside the copy, not on its edge.
+FRAME_GROW = 0.03
+# The outline's corners lie inside the card found round it, to this share of the card's sides.
+FRAME_HELD = 0.005
 # The art box's share of the card's area (`layout.ART_BOX`).
 ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - layout.ART_BOX[1])
 
@@ -53,6 +67,43 @@ def second_card(image: Image.Image, found: list[Outline], card: np.ndarray, fact
         if max(lines.score, lines.turned) >= LAYOUT_MIN:
             return o.area
     return None
+
+
+def another_outline(image: Image.Image, others: list[np.ndarray],
+                    settled: Callable[[np.ndarray], np.ndarray]) -> tuple[Image.Image, float, np.ndarray, float] | None:
+    """The card among `others` (card-like outlines over the chosen one, small-copy pixels, inner ones first), read
+    when the chosen outline's face shows too few of its frame lines: the first OTHER_LOOKS are `settled` (to
+    full-image pixels) and straightened, and the one whose face shows the most lines, at least LAYOUT_MIN, is the
+    card. Inside a sleeve the card's frame inside a dark border can pass for the card (nested, in truer proportions
+    than the card's own outline), or the sleeve's edge for the card's: the face, not the outline's shape, says
+    which is the card."""
+    best = None
+    for polygon in others[:OTHER_LOOKS]:
+        found = straighten(image, portrait_order(settled(polygon)))
+        if found[3] >= LAYOUT_MIN and (best is None or found[3] > best[3]):
+            best = found
+    return best
+
+
+def round_frame(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float, np.ndarray, float] | None:
+    """The card round an outline (full-image pixels, portrait order) that lay on its frame inside its border: the
+    outline grown by FRAME_GROW on every side (perspective kept), straightened, its corners fitted to the card's
+    edges by its frame lines; kept when it lies inside the photo, holds the outline and its face shows at least
+    LAYOUT_MIN of them."""
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    g = FRAME_GROW
+    larger = np.array([[[-g, -g], [1 + g, -g], [1 + g, 1 + g], [-g, 1 + g]]], np.float32)
+    grown = cv2.perspectiveTransform(larger, cv2.getPerspectiveTransform(unit, quad.astype(np.float32)))[0]
+    if np.any(grown < 0) or np.any(grown > np.array(image.size, np.float32)):
+        return None
+    found = straighten(image, grown.astype(np.float64))
+    if found[3] < LAYOUT_MIN:
+        return None
+    # The card round its frame holds the frame: a fit that moved a side in past the outline shifted the lines onto
+    # other lines, it did not find the card's edges.
+    to_card = cv2.getPerspectiveTransform(found[2].astype(np.float32), unit)
+    inside = cv2.perspectiveTransform(quad[None].astype(np.float32), to_card)[0]
+    return found if np.all(inside >= -FRAME_HELD) and np.all(inside <= 1 + FRAME_HELD) else None
 
 
 def edges_seen(quad: np.ndarray, gradient: np.ndarray) -> bool:

@@ -17,7 +17,8 @@ off the frame or a card too small in it is a named skip.
   (capped), in exactly the trimmed card's proportions, and turned upright (`card_straighten`), its corners moved
   to where its own frame lines put its edges (`card_layout`). A card whose straightened face does not show nearly
   all its frame lines where they belong was a part of a card, a guess or an outline off the card: a skip, unless
-  it is the art box of a card that lies whole round it; and a card-like outline apart from the card whose face
+  it is the art box of a card that lies whole round it, another outline over the same card shows them, or it lay
+  on the card's frame and the card round it shows them; and a card-like outline apart from the card whose face
   shows a card's frame lines is a second card (`card_faces`).
 
 Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
@@ -39,10 +40,12 @@ from stage_e_dagster.domain.evidence.card_border import grow
 from stage_e_dagster.domain.evidence.card_faces import (
     ART_BOX_AREA,
     LAYOUT_MIN,
+    another_outline,
     around_art_box,
     art_box_runs_off,
     edges_seen,
     edges_seen_inside,
+    round_frame,
     second_card,
 )
 from stage_e_dagster.domain.evidence.card_outline import (
@@ -92,6 +95,8 @@ WHOLE_ASPECT = 0.035
 # A part beside the card counts only apart from the card grown by this (its holder), and when settled on its own
 # edges it takes a card's proportions within BESIDE_ASPECT.
 HOLDER_REACH, BESIDE_ASPECT = 1.12, 0.025
+# Another outline over the chosen one, at least this share of its area, is read for the card (`another_outline`).
+OTHER_AREA = 0.5
 # A card cut off by the frame leaves straight sides inside the photo: their mean support is at least this (a
 # palm's or a cloth's curved edge, cut into a polygon, falls short of it).
 CUT_SUPPORT = 0.85
@@ -178,17 +183,17 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     directional = Directional.of(channels)
     found = outlines(prepared)
     sh, sw = small.shape[:2]
-    chosen = choose(found, prepared, lambda q: settle(q, directional, colours),
-                    lambda q: _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor))
+    proved = lambda q: _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor)  # noqa: E731
+    chosen = choose(found, prepared, lambda q: settle(q, directional, colours), proved)
     if isinstance(chosen, CardNotFound):
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
         return chosen
-    quad = chosen.polygon
+    picked, quad = chosen, chosen.polygon
     grown = grow(quad, prepared.lab, prepared.gradient)
-    if grown.runs_off:
+    if grown.runs_off and not proved(quad):  # (a holder's band or a shadow grown on to the frame, round a card
         return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "runs off the photo"})
-    if grown.quad is not None:
+    if grown.quad is not None and not grown.runs_off:  # whose own face shows its lines: the card is whole)
         quad = grown.quad
     settled = settle(quad, directional, colours)
     if not (np.any(settled < 0) or np.any(settled[:, 0] > sw) or np.any(settled[:, 1] > sh)):
@@ -211,6 +216,13 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     card, margin, quad_full, lines = straighten(image, full_quad)
     if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
         held = around_art_box(image, full_quad, lambda q: edges_seen(q * factor, prepared.gradient))
+        if held is None:  # another outline over the same card (its holder, the card in it) whose face shows them
+            others = [o for o in found if o.card_like and o is not picked and o.area >= OTHER_AREA * picked.area
+                      and _overlaps(o, picked)]
+            held = another_outline(image, [o.polygon for o in sorted(others, key=lambda o: o.area)],
+                                   lambda q: settle(q, directional, colours) / factor)
+        if held is None:  # the outline lay on the card's frame, inside a border the colour of the surface
+            held = round_frame(image, full_quad)
         if held is None:
             if art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside(
                     q * factor, prepared.gradient)):  # the art box of a card cut off by the frame
@@ -238,24 +250,27 @@ def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarr
 
     A card (or its holder) lies on the surface: a card-like outline ringed by anything else, or lying inside another
     card-like outline or a card cut off by the frame, is a part of a card (its frame, its art box, a symbol). When
-    no card-like outline lies on the surface, one inside no other whose own printing `proved` it a whole card (its
-    face, straightened, shows its frame lines) is the card: a top-loader run off the photo rings it with its
-    plastic, not the surface, and no outline of the holder closes. Two card-like outlines side by side that together
+    no card-like outline lies on the surface, one inside no other card-like one (a cut-off shape may hold it) whose
+    own printing `proved` it a whole card (its face, straightened, shows its frame lines) is the card: a top-loader
+    run off the photo rings it with plastic, not the surface, and no outline of the holder closes; a shadow's edge
+    cut by the frame makes a cut-off shape round a whole card. Two card-like outlines side by side that together
     make a card's shape proved by its frame lines are parts of one card (a line across it split its outline)."""
-    h, w = prepared.lab.shape[:2]
-    # (a four-sided outline with a corner beyond the photo's frame is no whole card: lines met outside it)
+    h, w = prepared.lab.shape[:2]  # (an outline with a corner beyond the photo's frame is no whole card)
     card_like = [o for o in found if o.card_like and _within(o.polygon, w, h)]
     cut = [o for o in found if _cut_card_like(o)]
     outer = [c for c in card_like if not any(o.contains(c) for o in card_like)
              and not any(o.contains(c) and not _held(c, o) for o in cut)]
     top = [c for c in outer if surface_around(c.polygon, prepared.lab, prepared.rim) >= ON_SURFACE]
-    if not top and proved is not None:  # (a holder run off the photo rings its card with no surface)
-        top = [c for c in sorted(outer, key=lambda o: -o.area)[:PROOF_LOOKS] if proved(c.polygon)][:1]
+    if not top and proved is not None:  # (a holder run off the photo, or a shadow's edge cut by it, round a card)
+        looks = outer + [c for c in card_like if all(c is not o for o in outer)
+                         and not any(o.contains(c) for o in card_like)]
+        top = [c for c in sorted(looks, key=lambda o: -o.area)[:PROOF_LOOKS] if proved(c.polygon)][:1]
     if not top:
         return _no_whole_card(found, card_like, cut, prepared.lab.shape[:2])
     best = max(top, key=lambda o: o.area)
     # A card's frame inside a card cut off by the frame, larger than any whole card: the photo's card is cut off.
-    parts = [c for c in card_like if any(o.contains(c) and not _held(c, o) for o in cut)]
+    parts = [c for c in card_like if any(o.contains(c) and not _held(c, o) for o in cut)
+             and c is not best and not best.contains(c)]
     if parts and max(o.area for o in parts) > best.area:
         return CardNotFound(CARD_CUT_OFF, {"area": round(max(o.area for o in cut), 4),
                                            "part_area": round(max(o.area for o in parts), 4)})
@@ -375,8 +390,7 @@ def _cut_card_like(o: Outline) -> bool:
 
 
 def _loosely_card_shaped(width: int, height: int) -> bool:
-    aspect = min(width, height) / max(width, height)
-    return abs(aspect - layout.TRIM_ASPECT) / layout.TRIM_ASPECT <= LOOSE_ASPECT
+    return abs(min(width, height) / max(width, height) - layout.TRIM_ASPECT) / layout.TRIM_ASPECT <= LOOSE_ASPECT
 
 
 def _is_whole_image(quad: np.ndarray, w: int, h: int) -> bool:

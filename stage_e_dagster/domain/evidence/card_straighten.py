@@ -70,7 +70,7 @@ def straighten(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float
     if turn:
         warped, small = cv2.rotate(warped, cv2.ROTATE_180), cv2.rotate(small, cv2.ROTATE_180)
         quad = np.roll(quad, 2, axis=0)
-    score = lines.turned if turn else lines.score
+    score = first = lines.turned if turn else lines.score
     w, h = SIZE
     frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     to_card = cv2.getPerspectiveTransform(quad.astype(np.float32), frame)  # the photo to the small copy
@@ -95,6 +95,8 @@ def straighten(image: Image.Image, quad: np.ndarray) -> tuple[Image.Image, float
                                          np.linalg.inv(to_card))[0]
         if np.all(moved >= 0) and np.all(moved <= np.array(image.size, np.float64)):
             warped, quad = _warp(image, moved), moved
+        else:  # (corners moved off the photo are not kept: the lines' share is the outline's own)
+            score = first
     return Image.fromarray(warped, "RGB"), margin, quad, score
 
 
