@@ -3,13 +3,12 @@
 Its sets follow real Magic's eras in the shares of a 2019 snapshot of English paper printings
 (`ERA_SHARES`): 17% printed before collector numbers (frame "1993", or "1997" from Mirage), 14% in the centred
 frame "1997" from Exodus, 35% in the 2003 frame, 34% in the 2015 frame (a fifth of them from March of the Machine
-on, rarity first);
-`domain.printed_lines` says what each prints. Hard cases always present (given at least ~12 printings and 6
-sets): one name reprinted in three or more sets with the same art (art is seeded by name), the same collector
-number for the same name in two sets, sets whose collector line prints a number but no set code, every border
-colour, set codes one OCR edit apart from another set's code, the five basic lands numbered together at the end
-of many sets (one name, many printings, numbers one apart), premium printings of the 1997 and 2003 frames
-numbered with a star beside their unstarred twin ("123★"), and letter suffixes ("12a", "12b").
+on, rarity first); `domain.printed_lines` says what each prints. Hard cases always present (given at least ~12
+printings and 6 sets): one name reprinted in three or more sets with the same art (art is seeded by name), the
+same collector number for the same name in two sets, sets whose collector line prints a number but no set code,
+every border colour, set codes one OCR edit apart from another set's code, the five basic lands numbered together
+at the end of many sets (one name, many printings, numbers one apart), premium printings of the 1997 and 2003
+frames numbered with a star beside their unstarred twin ("123★"), and letter suffixes ("12a", "12b").
 """
 
 from __future__ import annotations

@@ -183,7 +183,8 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
     directional = Directional.of(channels)
     found = outlines(prepared)
     sh, sw = small.shape[:2]
-    proved = lambda q: _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor)  # noqa: E731
+    def proved(q: np.ndarray) -> bool:
+        return _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor)
     chosen = choose(found, prepared, lambda q: settle(q, directional, colours), proved)
     if isinstance(chosen, CardNotFound):
         if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
