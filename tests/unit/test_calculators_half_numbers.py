@@ -80,6 +80,27 @@ def test_a_number_from_the_copyright_year_does_not_vote() -> None:
     assert isinstance(counted, Vote) and counted.printing_id == PLAINS_199.id
 
 
+SEA_24 = PrintingRef(8, "h", "Sea Serpent", "7ed", "24", frame="1997")
+SEA_24_STAR = PrintingRef(9, "i", "Sea Serpent", "7ed", "24★", frame="1997")
+
+
+@pytest.mark.parametrize(("read", "star", "voted"), [
+    ("24", False, SEA_24), ("24", True, SEA_24_STAR), ("★24", True, SEA_24_STAR), ("★24", False, SEA_24),
+    ("24", None, None), ("★24", None, None),
+])
+def test_the_star_the_pixels_show_tells_a_star_twin_apart(read: str, star: bool | None,
+                                                         voted: PrintingRef | None) -> None:
+    """"24/350" and "24★/350" of a 1997-frame set: same set, total and year. The star seen (or not) before the
+    slash (`star_mark`) decides, whatever OCR read; when the pixels cannot tell, the twin stays a rival.
+    Breakage caught: the star evidence ignored (both twins stay rivals), or trusted over its own absence."""
+    result = decide("Sea Serpent", [SEA_24, SEA_24_STAR], collector_number=read, collector_total=350,
+                    collector_layout=CENTRED, collector_star=star)
+    if voted is None:
+        assert reason(result) == fragments.SUFFIX
+    else:
+        assert isinstance(result, Vote) and result.printing_id == voted.id
+
+
 @pytest.mark.parametrize("case", ["truncation", "suffix", "year"])
 def test_each_case_votes_wrongly_without_the_guard(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The guard is what stops each of them: without it each casts the wrong vote the issue saw."""

@@ -10,6 +10,11 @@ whose digits may be the copyright year's (`number-from-year`: "199" of "© 1993-
 vouches for it. What else the card shows narrows the printings it could stand for first: the set code read, the
 printed total, the layout (a number on a legal line is no modern printing's), the copyright year, and the set
 symbol. A reading that still leaves a rival abstains, and a person decides.
+
+A star twin ("261" and "261★": same set, total and year) is told apart only by the star glyph the pixels show
+before a legal line's slash (`Evidence.collector_star`, `evidence.star_mark`), never by OCR's reading of it: the
+number is taken with the star seen or without the star not seen, and the twin is then no rival. When the pixels
+cannot tell, the twin stays a rival.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from stage_e_dagster.domain.calculators.matching import (
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
-from stage_e_dagster.domain.evidence.fragments import YEAR, from_year, rivalry
+from stage_e_dagster.domain.evidence.fragments import YEAR, from_year, rivalry, star_told, starred
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.set_codes import fold, levenshtein
 from stage_e_dagster.domain.printed_lines import fits
@@ -90,9 +95,10 @@ def doubt(evidence: Evidence, match: PrintingRef, candidates: Sequence[PrintingR
           expansions: Mapping[str, ExpansionRef], by_set: bool) -> tuple[str, list[PrintingRef]] | None:
     """Why the reading might not stand for `match` alone, and the rivals it might stand for; None when it singles
     `match` out. `by_set`: the set code was read and matched, so only printings of that set are rivals."""
-    number = normalise_collector_number(evidence.collector_number)
+    number = starred(normalise_collector_number(evidence.collector_number), evidence.collector_star)
     pool = [p for p in candidates if p.id != match.id and (not by_set or p.set_code == match.set_code)
-            and _fits(evidence, p, expansions)]
+            and _fits(evidence, p, expansions)
+            and not star_told(number, normalise_collector_number(p.collector_number), evidence.collector_star)]
     untrusted = (evidence.collector_total is None and not by_set
                  and from_year(number, (evidence.collector_raw, evidence.legal_raw), evidence.copyright_year))
     reason = YEAR if untrusted else None
@@ -228,7 +234,7 @@ def decide_join_key(
         return _skip(card, "no-evidence", rescannable=True)
     if evidence.truncated:
         return _skip(card, "truncated-image", **read_detail(evidence))
-    number = normalise_collector_number(evidence.collector_number)
+    number = starred(normalise_collector_number(evidence.collector_number), evidence.collector_star)
     if not number:
         return _skip(card, "no-text", set_code_raw=evidence.set_code_raw, collector_raw=evidence.collector_raw)
 

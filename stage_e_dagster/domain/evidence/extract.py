@@ -36,13 +36,15 @@ from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip, flat_c
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
 from stage_e_dagster.domain.evidence.photo_light import flatten_light
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.evidence.star_mark import star_before_slash
 from stage_e_dagster.domain.evidence.versions import EXTRACTOR_VERSIONS, EXTRACTORS, stale_extractors  # noqa: F401 - re-exported
+from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER
 
 # Geometry, hashes and quality look at the scan reduced to about this long side: they need no more, and a
 # quarter of the pixels is a quarter of the work. Only the OCR crops come from the full image.
 ANALYSIS_LONG_SIDE = 800
 COLLECTOR_FIELDS = ("collector_raw", "collector_number", "set_code_raw", "set_code", "collector_total",
-                    "collector_layout", "language")
+                    "collector_layout", "collector_star", "language")
 """The fields the collector reader fills (`_extract_card`)."""
 # A photo's card whose way up the finder was this unsure of (`FoundCard.orientation_margin`), and whose collector
 # number did not read, is read once more turned half a turn.
@@ -225,6 +227,8 @@ def _extract_card(
         evidence.set_code = reading.set_code
         evidence.collector_total = reading.total
         evidence.collector_layout = reading.layout
+        if reading.layout in (LEGAL_NUMBER, CENTRED) and reading.total is not None and reading.block is not None:
+            evidence.collector_star = star_before_slash(band, reading.block, reading.total)
         evidence.language = reading.parse.language
         settled, texts, skip = reading.settled, reading.texts, reading.block
     if "legal" in selected:

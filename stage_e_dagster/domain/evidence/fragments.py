@@ -54,6 +54,24 @@ def rivalry(read: str, other: str) -> str | None:
     return None
 
 
+def starred(read: str, star: bool | None) -> str:
+    """A normalised reading with the star the pixels showed (`Evidence.collector_star`): "261" with a star seen is
+    "261*", "261*" with none seen is "261"; unchanged when they could not tell or the reading has another suffix."""
+    prefix, digits, suffix = parts(read)
+    if star is True and suffix == "" and digits:
+        return f"{read}*"
+    if star is False and suffix == "*":
+        return read[:-1]
+    return read
+
+
+def star_told(read: str, other: str, star: bool | None) -> bool:
+    """Whether the pixels' star (`Evidence.collector_star`, not None) tells `read` from `other`: the two differ in
+    the star alone, which OCR cannot witness but the glyph before the slash can."""
+    return star is not None and read != other and read.rstrip("*") == other.rstrip("*") and \
+        parts(read)[2] in ("", "*") and parts(other)[2] in ("", "*")
+
+
 def from_year(read: str, texts: Iterable[str | None], year: int | None = None) -> bool:
     """Whether the digits of a reading (of two digits or more) are a piece of a year the card prints, in `texts`
     (the raw OCR text) or `year` (the copyright year read): such a number may be the year, misread."""

@@ -28,6 +28,9 @@ class Evidence:
     set_code: str | None = None  # snapped to a known set code, else the raw token
     collector_total: int | None = None  # the printed total read with the number ("/274")
     collector_layout: str | None = None  # the layout read (`domain.printed_lines`): where the number was printed
+    collector_star: bool | None = None
+    """Whether the pixels show a star between a legal line's number and its slash ("123★/350": `star_mark`); None
+    when they cannot tell, or the line prints no total."""
     language: str | None = None
     legal_raw: str | None = None
     copyright_year: int | None = None

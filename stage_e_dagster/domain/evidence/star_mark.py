@@ -1,0 +1,153 @@
+"""Whether a legal line's collector number carries a star ("123★/350"), seen in the pixels, not read by OCR.
+
+Premium printings of the 1997 and 2003 frames print their number with a star, and the catalogue holds them beside
+their unstarred twin ("261" and "261★"): the same set, total and year, so nothing but the star tells them apart. OCR
+is no witness for it: it loses the small star ("261/383") and invents one from a speck ("261%/383"). So the glyph
+just before the slash is looked at as a shape:
+
+- the line's last glyphs are cut out of the band's text image, scaled to `HEIGHT` pixels a glyph, and thresholded at
+  a few levels (a darker level parts glyphs that blur joined);
+- the slash is the glyph before the total's digits that is narrow, slanted and taller than the digits;
+- the glyph before the slash is a digit when it is as tall as the total's digits, narrow, and not pointed at the top;
+  it is a star when it is about as wide as tall, one narrow point at its top centre, its widest row (the arms) in
+  its upper half and two feet at its bottom.
+
+Every level that parts the glyphs must say the same, else nothing is said: None when the glyphs cannot be told
+apart (blur joins them, the slash touches its neighbour), which leaves the twins to a person as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from stage_e_dagster.domain.evidence.band import Block, BottomBand
+
+HEIGHT = 40.0
+"""Pixels a glyph is scaled to before its shape is judged."""
+TAIL = 10.0
+"""Glyph heights at the end of the line looked at ("™ & © 2000 ... 123★/350": the number and total are about 8)."""
+LEVELS = (1.0, 0.8, 0.65, 0.5)
+"""Thresholds tried, as shares of the Otsu level (darker ones part glyphs that blur joined)."""
+
+
+@dataclass(frozen=True)
+class Glyph:
+    """A glyph's box in the scaled crop and its ink (a mask of the box)."""
+
+    x: int
+    y: int
+    w: int
+    h: int
+    ink: np.ndarray
+
+
+def _runs(row: np.ndarray) -> list[tuple[int, int]]:
+    padded = np.concatenate(([False], row, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def _glyphs(ink: np.ndarray) -> list[Glyph]:
+    """The ink's glyphs left to right: components at least 0.3 glyphs tall, pieces that overlap in columns joined."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    parts = sorted(
+        ((int(s[0]), int(s[1]), int(s[2]), int(s[3]), k) for k, s in enumerate(stats) if k and s[3] >= 0.3 * HEIGHT),
+        key=lambda part: part[0],
+    )
+    groups: list[list[int]] = []  # x0, y0, x1, y1, labels...
+    for x, y, w, h, k in parts:
+        if groups:
+            last = groups[-1]
+            overlap = min(last[2], x + w) - max(last[0], x)
+            if overlap > 0.5 * min(last[2] - last[0], w):
+                groups[-1] = [min(last[0], x), min(last[1], y), max(last[2], x + w), max(last[3], y + h), *last[4:], k]
+                continue
+        groups.append([x, y, x + w, y + h, k])
+    return [
+        Glyph(g[0], g[1], g[2] - g[0], g[3] - g[1], np.isin(labels[g[1] : g[3], g[0] : g[2]], g[4:])) for g in groups
+    ]
+
+
+def _slanted(glyph: Glyph) -> bool:
+    """A slash: its ink's top third stands right of its bottom third (never a 1), and its top is a stroke, not a bar
+    across it (never a 7)."""
+    third = max(1, glyph.h // 3)
+    top, bottom = np.nonzero(glyph.ink[:third])[1], np.nonzero(glyph.ink[-third:])[1]
+    if not (len(top) and len(bottom)) or float(top.mean() - bottom.mean()) < 0.3 * glyph.w:
+        return False
+    crown = glyph.ink[: max(1, round(0.15 * glyph.h))].any(axis=0)
+    return int(crown.sum()) <= 0.6 * glyph.w
+
+
+def _pointed(glyph: Glyph) -> bool:
+    """Its top is one narrow point near its centre."""
+    top = _runs(glyph.ink[: max(1, round(0.15 * glyph.h))].any(axis=0))
+    return (
+        len(top) == 1
+        and top[0][1] - top[0][0] <= 0.35 * glyph.w
+        and abs(sum(top[0]) / 2 - glyph.w / 2) <= 0.15 * glyph.w
+    )
+
+
+def _two_feet(runs: list[tuple[int, int]], width: int) -> bool:
+    """A row that is two runs, one left of the middle and one right of it (a star's legs, apart)."""
+    return len(runs) == 2 and sum(runs[0]) / 2 < 0.45 * width and sum(runs[1]) / 2 > 0.55 * width
+
+
+def _star_shaped(glyph: Glyph) -> bool:
+    """A five-point star: pointed at the top, two legs apart in its bottom rows, its arms (its widest row) in its
+    upper half."""
+    if not _pointed(glyph):
+        return False
+    if not any(_two_feet(_runs(row), glyph.w) for row in glyph.ink[round(0.7 * glyph.h) :]):
+        return False
+    widths = glyph.ink.sum(axis=1)
+    arms = int(np.argmax(widths))
+    return 0.2 * glyph.h <= arms <= 0.6 * glyph.h and widths[arms] >= 0.85 * glyph.w
+
+
+def _judge(glyphs: list[Glyph], total_digits: int) -> bool | None:
+    """Star (True), digit (False) or unknown (None) for the glyph before the slash, at one threshold."""
+    tail = glyphs[-(total_digits + 2) :]
+    for k in range(len(tail) - 2, 0, -1):
+        slash, after = tail[k], tail[k + 1 :]
+        digit = float(np.median([g.h for g in after]))
+        if len(after) > total_digits or any(abs(g.h - digit) > 0.12 * digit for g in after):
+            continue  # what follows is no total: glyphs of another height (the slash itself, a star)
+        if slash.w <= 0.8 * slash.h and slash.h >= 0.95 * digit and _slanted(slash):
+            break
+    else:
+        return None
+    before = tail[k - 1]
+    if slash.x - (before.x + before.w) > 0.6 * digit or after[0].x - (slash.x + slash.w) > 0.6 * digit:
+        return None  # a word gap: this is no number and total
+    if before.w <= 0.78 * digit and abs(before.h - digit) <= 0.07 * digit and not _pointed(before):
+        return False
+    if 0.75 * digit <= before.w <= 1.3 * digit and 0.8 <= before.w / before.h <= 1.25 and before.h <= 1.25 * digit:
+        return True if _star_shaped(before) else None
+    return None
+
+
+def star_before_slash(band: BottomBand, block: Block, total: int) -> bool | None:
+    """Whether the number ending `block`'s last line (a legal line's "123★/350", whose total `total` was read)
+    carries a star: True or False when every threshold that parts its glyphs says so, else None."""
+    glyph = band.blocks.glyph
+    if glyph <= 0 or not block.lines:
+        return None
+    line = block.lines[-1]
+    margin = max(2, round(0.3 * glyph))
+    right = block.left + line.right
+    left = max(block.left + line.left, right - round(TAIL * glyph))
+    gray = np.asarray(band.image)[
+        max(0, line.top - margin) : line.bottom + margin, max(0, left - margin) : right + margin
+    ]
+    if gray.size == 0:
+        return None
+    scale = HEIGHT / glyph
+    big = cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    otsu, _ = cv2.threshold(big, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    said = {_judge(_glyphs(big < otsu * level), len(str(total))) for level in LEVELS} - {None}
+    return said.pop() if len(said) == 1 else None
