@@ -32,12 +32,12 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",),
         what="the card-proportions test skipped"),
     Breakage(
-        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_finder.py",
+        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if rivals:\n", "    if False:\n"),),
         ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",),
         what="rival cards ignored"),
     Breakage(
-        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_finder.py",
+        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if cut:\n        best = max(cut", "    if False:\n        best = max(cut"),),
         ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
         what="cut-off outlines ignored"),
@@ -48,14 +48,14 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_card_cut_off.py::test_an_art_box_whose_card_runs_off_the_photo_is_a_card_cut_off",),
         what="an art box whose card runs off the photo not called cut off"),
     Breakage(
-        "a cut-off card's frame taken for a second card", "stage_e_dagster/domain/evidence/card_finder.py",
+        "a cut-off card's frame taken for a second card", "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if parts and max(o.area for o in parts) > best.area:", "    if False:"),),
         ("tests/unit/test_card_cut_off.py::"
          "test_a_frame_inside_a_card_run_off_the_photo_outweighs_a_small_whole_shape",),
         what="a frame inside a cut-off outline ignored"),
     Breakage(
         "a card in a top-loader run off the photo not proved by its lines",
-        "stage_e_dagster/domain/evidence/card_finder.py",
+        "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if not top and proved is not None:", "    if False:"),),
         ("tests/unit/test_card_proof.py::test_a_card_in_a_top_loader_run_off_the_photo_is_found_by_its_frame_lines",),
         what="no card-like outline off the surface proved by its frame lines"),
@@ -66,7 +66,7 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_card_cut_off.py::test_a_small_card_near_the_frame_is_not_called_cut_off",),
         what="the card round an art box taken as run off without its edges seen"),
     Breakage(
-        "two parts of one card taken for two cards", "stage_e_dagster/domain/evidence/card_finder.py",
+        "two parts of one card taken for two cards", "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if len(rivals) == 1 and proved is not None:", "    if False:"),),
         ("tests/unit/test_card_proof.py::test_two_parts_of_one_card_split_by_a_line_across_it_are_one_card",),
         what="no join of two card-like parts proved by their frame lines"),
@@ -107,7 +107,7 @@ EVIDENCE_BREAKAGES = (
         what="a border band run off the photo calls the card cut off though its face proves it whole"),
     Breakage(
         "a card inside a cut-off shape never proved by its face",
-        "stage_e_dagster/domain/evidence/card_finder.py",
+        "stage_e_dagster/domain/evidence/card_choice.py",
         (("        looks = outer + [c for c in card_like if all(c is not o for o in outer)",
           "        looks = outer + [c for c in () if all(c is not o for o in outer)"),),
         ("tests/unit/test_card_proof.py::"
