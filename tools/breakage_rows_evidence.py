@@ -114,6 +114,31 @@ EVIDENCE_BREAKAGES = (
          "test_a_card_inside_a_cut_off_shape_proved_whole_by_its_face_is_the_card",),
         what="only outlines inside no cut-off shape read for their frame lines"),
     Breakage(
+        "a card split by a line across it not joined with its part off the surface",
+        "stage_e_dagster/domain/evidence/card_choice.py",
+        (("        best = _split_card(best, card_like, proved, w, h)", "        pass"),),
+        ("tests/unit/test_card_parts.py::"
+         "test_a_card_split_by_a_line_across_it_is_joined_with_its_part_off_the_surface",),
+        what="no card-like part beside the chosen outline joined with it"),
+    Breakage(
+        "a card whose edge left no outline not looked for round its printed boxes",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        return _by_parts(image, found, prepared, factor) or chosen", "        return chosen"),),
+        ("tests/unit/test_card_parts.py::test_a_card_whose_edge_left_no_outline_is_found_round_its_text_box",),
+        what="no card guessed round a text box or art box when no outline made one"),
+    Breakage(
+        "a second card whose edge left no outline not seen", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        second = second_by_parts(image, found, prepared, factor, _grown(quad_full * factor, HOLDER_REACH))",
+          "        second = None"),),
+        ("tests/unit/test_card_parts.py::test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several",),
+        what="no second card looked for round a part of its printing"),
+    Breakage(
+        "a card guessed round a box kept though its inside is the surface",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("    return len(pixels) > 0 and float(np.mean(", "    return True or len(pixels) > 0 and float(np.mean("),),
+        ("tests/unit/test_card_parts.py::test_a_card_guessed_round_a_box_whose_inside_is_the_surface_is_no_card",),
+        what="`_printed` passes every guess"),
+    Breakage(
         "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
         (("    if turn:\n", "    if False:\n"),),
         ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),

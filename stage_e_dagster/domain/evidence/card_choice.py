@@ -38,6 +38,9 @@ HOLDER_AREA, HELD_ASPECT = 1.5, 0.015
 # A part beside the card counts only apart from the card grown by this (its holder), and when settled on its own
 # edges it takes a card's proportions within BESIDE_ASPECT.
 HOLDER_REACH, BESIDE_ASPECT = 1.12, 0.025
+# A part of the card beside the chosen outline touches it grown by this about its centre; the largest this many
+# such parts are tried.
+SPLIT_REACH, SPLIT_LOOKS = 1.1, 2
 # A card cut off by the frame leaves straight sides inside the photo: their mean support is at least this (a
 # palm's or a cloth's curved edge, cut into a polygon, falls short of it).
 CUT_SUPPORT = 0.85
@@ -81,6 +84,8 @@ def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarr
     if parts and max(o.area for o in parts) > best.area:
         return CardNotFound(CARD_CUT_OFF, {"area": round(max(o.area for o in cut), 4),
                                            "part_area": round(max(o.area for o in parts), 4)})
+    if proved is not None:  # the card split by a glare band's edge: its part on the surface and a part beside it
+        best = _split_card(best, card_like, proved, w, h)
     # A second card lies apart from the first (two outlines that overlap are parts of one card) and is a whole
     # card's shape once its sides are settled on its own edges.
     rivals = [o for o in top if o is not best and o.area >= SECOND_CARD_AREA * best.area and o.support >= 0.8
@@ -103,6 +108,21 @@ def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarr
         return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(best.area, 4),
                                             "part_area": round(max(o.area for o in beside), 4)})
     return _innermost_card(best, card_like)
+
+
+def _split_card(best: Outline, card_like: list[Outline], proved: Callable[[np.ndarray], bool], w: int,
+                h: int) -> Outline:
+    """The whole card `best` is a part of, when a line across the card (a glare band's edge, a shadow's) split its
+    outline: `best` and a card-like outline touching it side by side (neither inside the other), whose joined
+    outline `proved` a whole card by its frame lines; else `best`. The part beside may lie off the surface (the
+    art box below a band), so it is looked for among all card-like outlines, the largest SPLIT_LOOKS first."""
+    beside = [o for o in card_like if o is not best and o.area >= PART_OF_ANOTHER * best.area
+              and not best.contains(o) and not o.contains(best) and overlaps(o, best, SPLIT_REACH)]
+    for o in sorted(beside, key=lambda o: -o.area)[:SPLIT_LOOKS]:
+        whole = joined(best, o, w, h)
+        if whole is not None and whole.area > best.area and proved(whole.polygon):
+            return whole
+    return best
 
 
 def _held(card: Outline, outer: Outline) -> bool:

@@ -28,6 +28,7 @@ bottom-left.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import cv2
 import numpy as np
@@ -66,7 +67,8 @@ from stage_e_dagster.domain.evidence.card_faces import (
     round_frame,
     second_card,
 )
-from stage_e_dagster.domain.evidence.card_outline import outlines, prepare, reduced_copy
+from stage_e_dagster.domain.evidence.card_outline import Outline, Prepared, outlines, prepare, reduced_copy
+from stage_e_dagster.domain.evidence.card_parts import Straightened, card_by_parts, second_by_parts
 from stage_e_dagster.domain.evidence.card_settle import Directional, settle, true_aspect
 from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten
 from stage_e_dagster.domain.evidence.card_straighten import warp_card as warp_card  # (where callers look for it)
@@ -115,9 +117,11 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
         return _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor)
     chosen = choose(found, prepared, lambda q: settle(q, directional, colours), proved)
     if isinstance(chosen, CardNotFound):
-        if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
+        if chosen.reason != NO_CARD:
+            return chosen
+        if _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
-        return chosen
+        return _by_parts(image, found, prepared, factor) or chosen
     picked, quad = chosen, chosen.polygon
     grown = grow(quad, prepared.lab, prepared.gradient)
     if grown.runs_off and not proved(quad):  # (a holder's band or a shadow grown on to the frame, round a card
@@ -159,18 +163,47 @@ def find_card(image: Image.Image) -> FoundCard | CardNotFound:
                                                    "art_box": "its card runs off the photo"})
             if area < MIN_CARD_AREA:
                 return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
-            return CardNotFound(NO_CARD, {"area": round(area, 4), "layout": round(lines, 3)})
+            return (_by_parts(image, found, prepared, factor)
+                    or CardNotFound(NO_CARD, {"area": round(area, 4), "layout": round(lines, 3)}))
         card, margin, quad_full, lines = held
         area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)
+    detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3), "layout": round(lines, 3)}
+    return _one_card(image, found, prepared, factor, (card, margin, quad_full, lines), area, detail)
+
+
+def _one_card(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float, held: Straightened,
+              area: float, detail: dict[str, Any]) -> FoundCard | CardNotFound:
+    """The straightened card `held` (its image, orientation margin, corners in full-image pixels and frame-line
+    share), `area` its share of the photo, as the answer: unless it is too small to read, or a second card lies
+    apart from it (its own outline's face or a part of its printing shows a card's frame lines)."""
+    width, height = image.size
+    card, margin, quad_full, _ = held
     if area < MIN_CARD_AREA:
         return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
     second = second_card(image, found, quad_full * factor, factor, HOLDER_REACH, MIN_RIVAL_AREA)
+    if second is None:
+        second = second_by_parts(image, found, prepared, factor, _grown(quad_full * factor, HOLDER_REACH))
     if second is not None:
         return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(area, 4), "second_area": round(second, 4)})
     corners = tuple((float(x) / width, float(y) / height) for x, y in quad_full)
-    detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3), "layout": round(lines, 3)}
     return FoundCard(card, corners, PHOTO, area=round(area, 4),  # type: ignore[arg-type]
                      orientation_margin=round(margin, 3), detail=detail)
+
+
+def _by_parts(image: Image.Image, found: list[Outline], prepared: Prepared,
+              factor: float) -> FoundCard | CardNotFound | None:
+    """The answer for the card found round a part of its printing (`card_parts`) when no outline of it made a
+    card, or None when none is."""
+    held = card_by_parts(image, found, prepared, factor)
+    if held is None:
+        return None
+    area = float(abs(cv2.contourArea(held[2].astype(np.float32)))) / (image.width * image.height)
+    return _one_card(image, found, prepared, factor, held, area, {"part": True, "layout": round(held[3], 3)})
+
+
+def _grown(quad: np.ndarray, by: float) -> np.ndarray:
+    centre = quad.mean(axis=0)
+    return centre + (quad - centre) * by
 
 
 def _proved(image: Image.Image, quad: np.ndarray, small: tuple[int, int], factor: float) -> bool:
