@@ -86,9 +86,15 @@ def test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several() -> 
 
 
 def test_a_card_guessed_round_a_box_whose_inside_is_the_surface_is_no_card() -> None:
-    """A card on wood, its art box outlined: a card guessed round it a box's height off its place (its lower half
-    on the planks) shows lines enough among the planks' grain, but its inside is the surface: no card."""
-    _, image = _photo(0, 120)
-    small = reduced_copy(image, 640, "RGB")
-    prepared = prepare(small, reduced_copy(image, 1280, "L"))
-    assert card_by_parts(image, outlines(prepared), prepared, small.shape[1] / image.width) is None
+    """Cards on wood, their art boxes outlined: a card guessed round one a little off its place (a strip of it on
+    the planks) shows 95% of its lines among the planks' grain, but its inside shows the surface: no card is
+    answered round a part there, rather than one with its corners off."""
+    for index in (116, 120):
+        photo, image = _photo(0, index)
+        small = reduced_copy(image, 640, "RGB")
+        prepared = prepare(small, reduced_copy(image, 1280, "L"))
+        held = card_by_parts(image, outlines(prepared), prepared, small.shape[1] / image.width)
+        if held is not None:
+            corners = tuple((float(x) / image.width, float(y) / image.height) for x, y in held[2])
+            found = FoundCard(held[0], corners, PHOTO)  # type: ignore[arg-type]
+            assert _error(found, photo, image.size) <= TOLERANCE, index
