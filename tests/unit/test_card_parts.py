@@ -16,7 +16,14 @@ from PIL import Image
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.photo import DrawnPhoto, draw_photo, plan_photo
 from stage_e_dagster.demo.render import render_scan
-from stage_e_dagster.domain.evidence.card_finder import PHOTO, SEVERAL_CARDS, CardNotFound, FoundCard, find_card
+from stage_e_dagster.domain.evidence.card_finder import (
+    CARD_TOO_SMALL,
+    PHOTO,
+    SEVERAL_CARDS,
+    CardNotFound,
+    FoundCard,
+    find_card,
+)
 from stage_e_dagster.domain.evidence.card_outline import outlines, prepare, reduced_copy
 from stage_e_dagster.domain.evidence.card_parts import TEXT_BOX, card_by_parts, cards_round
 from stage_e_dagster.domain.evidence.load import load_scan
@@ -25,10 +32,10 @@ TOLERANCE = 0.02
 
 
 def _photo(seed: int, index: int, case: str = "single") -> tuple[DrawnPhoto, Image.Image]:
-    """The photo benchmark's photo `index` of `case` (as it numbers them: the must-skip ones after its 300 single
-    ones) for `seed`, with the same cards, decoded as Stage C."""
+    """The photo benchmark's photo `index` of `case` (as it numbers them: 12 of each must-skip case after its 300
+    single ones) for `seed`, with the same cards, decoded as Stage C."""
     cards = random.Random(seed).sample(generate_catalog(400, seed=37), 60)
-    at = index if case == "single" else 300 + index
+    at = index if case == "single" else 300 + 12 * ("several", "cut-off", "too-small").index(case) + index
 
     def face(k: int) -> Image.Image:
         return render_scan(cards[k % 60], long_side=1400, bleed=k % 60 % 3 == 0, seed=seed)
@@ -83,6 +90,24 @@ def test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several() -> 
     _, image = _photo(0, 2, case="several")
     found = find_card(image)
     assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
+
+
+def test_a_photo_whose_cards_left_no_outline_near_the_frame_is_of_several() -> None:
+    """Two sleeved cards on a playmat, neither outlined: a part of one near the frame alone would call the photo's
+    card cut off, but round their parts both are whole cards (the second by its own lines): several cards."""
+    _, image = _photo(0, 9, case="several")
+    found = find_card(image)
+    assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
+
+
+def test_a_small_card_seen_closer_is_too_small_not_absent() -> None:
+    """A small sleeved card at a playmat's edge: on the whole photo's working copy its outline is lost (no card
+    found); looked at closer round a card-shaped outline, it is a whole card, proved by its lines, and too small."""
+    _, image = _photo(3, 7, case="too-small")
+    found = find_card(image)
+    assert isinstance(found, CardNotFound) and found.reason == CARD_TOO_SMALL, found
+    assert found.detail.get("seen") == "closer"
+    assert find_card(image, zoom=False).reason != CARD_TOO_SMALL  # type: ignore[union-attr]
 
 
 def test_a_card_guessed_round_a_box_whose_inside_is_the_surface_is_no_card() -> None:

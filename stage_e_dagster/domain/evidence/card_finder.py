@@ -19,7 +19,10 @@ off the frame or a card too small in it is a named skip.
   its frame lines where they belong was a part of a card, a guess or an outline off the card: a skip, unless it is
   the art box of a card that lies whole round it, another outline over the same card shows them, or it lay on the
   card's frame and the card round it shows them; and a card-like outline apart from the card whose face shows a
-  card's frame lines is a second card (`card_faces`).
+  card's frame lines is a second card (`card_faces`). A card whose edge left no outline is looked for round its
+  printed text box or art box, proved by its frame lines (`card_parts`); and a photo skipped as holding no card or
+  a card cut off is looked at closer round its small card-shaped outlines: a whole card there, too small to read,
+  makes it a photo of a card too small.
 
 Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
 bottom-left.
@@ -67,7 +70,14 @@ from stage_e_dagster.domain.evidence.card_faces import (
     round_frame,
     second_card,
 )
-from stage_e_dagster.domain.evidence.card_outline import Outline, Prepared, outlines, prepare, reduced_copy
+from stage_e_dagster.domain.evidence.card_outline import (
+    ASPECT_RANGE,
+    Outline,
+    Prepared,
+    outlines,
+    prepare,
+    reduced_copy,
+)
 from stage_e_dagster.domain.evidence.card_parts import Straightened, card_by_parts, second_by_parts
 from stage_e_dagster.domain.evidence.card_settle import Directional, settle, true_aspect
 from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten
@@ -91,6 +101,10 @@ OTHER_AREA = 0.5
 # An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
 # loosely cropped scan rather than skipped. It stops short of a phone's 3:4 (0.75).
 LOOSE_ASPECT = 0.04
+# A photo skipped as holding no card or a card cut off is looked at closer round its largest ZOOM_LOOKS card-like
+# outlines of at least ZOOM_MIN_AREA of the photo (and under MIN_CARD_AREA): a square crop ZOOM times the outline's
+# size, at least ZOOM_SIDE pixels.
+ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = 2.5, 480, 3, (0.01, 0.2)
 # Corners within this share of the image's sides of the image's own corners: the card's edges are the image's.
 EDGE_SLACK = 0.03
 
@@ -100,26 +114,38 @@ def is_card_shaped(width: int, height: int) -> bool:
     return classify_bleed(width, height).bleed_class != "ambiguous"
 
 
-def find_card(image: Image.Image) -> FoundCard | CardNotFound:
-    """The card in `image` (RGB), or why no single whole card can be isolated (see the module's docstring)."""
+def find_card(image: Image.Image, zoom: bool = True) -> FoundCard | CardNotFound:
+    """The card in `image` (RGB), or why no single whole card can be isolated (see the module's docstring); with
+    `zoom`, a photo skipped as holding no card or a card cut off is looked at closer round its small card-like
+    outlines (`_small_card`)."""
     width, height = image.size
     if is_card_shaped(width, height):
         return FoundCard(image, image_corners(), SCAN)
     small = reduced_copy(image, WORK_LONG_SIDE, "RGB")  # the outlines' working copy, and its scale against `image`
     factor = small.shape[1] / image.width
     prepared = prepare(small, reduced_copy(image, 2 * WORK_LONG_SIDE, "L"))  # (for the texture channel)
+    found = outlines(prepared)
+    answer = _answer(image, small, prepared, found, factor)
+    if zoom and isinstance(answer, CardNotFound) and answer.reason in (NO_CARD, CARD_CUT_OFF):
+        return _small_card(image, found, factor) or answer
+    return answer
+
+
+def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: list[Outline],
+            factor: float) -> FoundCard | CardNotFound:
+    """The card among the outlines `found` on the small copy of a photo (its scale `factor`), or the skip."""
+    width, height = image.size
     channels = list(cv2.split(prepared.lab)) + ([prepared.texture] if prepared.texture is not None else [])
     colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
     directional = Directional.of(channels)
-    found = outlines(prepared)
     sh, sw = small.shape[:2]
     def proved(q: np.ndarray) -> bool:
         return _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor)
     chosen = choose(found, prepared, lambda q: settle(q, directional, colours), proved)
     if isinstance(chosen, CardNotFound):
-        if chosen.reason != NO_CARD:
+        if chosen.reason not in (NO_CARD, CARD_CUT_OFF):  # (a card cut off leaves no whole card round its parts)
             return chosen
-        if _loosely_card_shaped(width, height):
+        if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
         return _by_parts(image, found, prepared, factor) or chosen
     picked, quad = chosen, chosen.polygon
@@ -199,6 +225,31 @@ def _by_parts(image: Image.Image, found: list[Outline], prepared: Prepared,
         return None
     area = float(abs(cv2.contourArea(held[2].astype(np.float32)))) / (image.width * image.height)
     return _one_card(image, found, prepared, factor, held, area, {"part": True, "layout": round(held[3], 3)})
+
+
+def _small_card(image: Image.Image, found: list[Outline], factor: float) -> CardNotFound | None:
+    """A card too small to read, seen closer: a photo with no card found (or one cut off) round whose largest small
+    card-like outlines (ZOOM_LOOKS of them, each under MIN_CARD_AREA, inside the photo) a square crop ZOOM times
+    their size, looked at afresh, holds a whole card (proved by its frame lines like any) under MIN_CARD_AREA of the
+    photo. On the 640 px copy such a card is a few dozen pixels wide: its edge merges with a palm's or a playmat's
+    blob, and its sides settle off; seen closer, they do not. Only a skip's reason changes: no card is answered."""
+    width, height = image.size
+    looks = [o for o in found if o.whole and ASPECT_RANGE[0] <= o.aspect <= ASPECT_RANGE[1]
+             and ZOOM_AREA[0] <= o.area < ZOOM_AREA[1]]
+    for o in sorted(looks, key=lambda o: (not o.card_like, -o.area))[:ZOOM_LOOKS]:
+        quad = o.polygon / factor
+        centre, extent = quad.mean(axis=0), float(np.max(np.ptp(quad, axis=0)))
+        side = min(max(ZOOM * extent, ZOOM_SIDE), width, height)
+        x0 = int(min(max(centre[0] - side / 2, 0), width - side))
+        y0 = int(min(max(centre[1] - side / 2, 0), height - side))
+        crop = image.crop((x0, y0, x0 + int(side), y0 + int(side)))
+        closer = find_card(crop, zoom=False)
+        if isinstance(closer, FoundCard) and closer.kind == PHOTO:
+            area = closer.area * crop.width * crop.height / (width * height)
+            if area < MIN_CARD_AREA:
+                return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA,
+                                                     "seen": "closer"})
+    return None
 
 
 def _grown(quad: np.ndarray, by: float) -> np.ndarray:
