@@ -228,11 +228,12 @@ def _by_parts(image: Image.Image, found: list[Outline], prepared: Prepared,
 
 
 def _small_card(image: Image.Image, found: list[Outline], factor: float) -> CardNotFound | None:
-    """A card too small to read, seen closer: a photo with no card found (or one cut off) round whose largest small
-    card-like outlines (ZOOM_LOOKS of them, each under MIN_CARD_AREA, inside the photo) a square crop ZOOM times
-    their size, looked at afresh, holds a whole card (proved by its frame lines like any) under MIN_CARD_AREA of the
-    photo. On the 640 px copy such a card is a few dozen pixels wide: its edge merges with a palm's or a playmat's
-    blob, and its sides settle off; seen closer, they do not. Only a skip's reason changes: no card is answered."""
+    """A card too small to read, seen closer: a photo with no card found (or one cut off) where a square crop ZOOM
+    times the size of one of its largest small outlines (ZOOM_LOOKS of them: whole, four-sided, in a card's rough
+    proportions, covering ZOOM_AREA of the photo, card-like ones first), looked at afresh, holds a whole card
+    (proved by its frame lines like any) under MIN_CARD_AREA of the photo. On the 640 px copy such a card is a few
+    dozen pixels wide: its edge merges with a palm's or a playmat's blob, and its sides settle off; seen closer,
+    they do not. Only a skip's reason changes: no card is answered."""
     width, height = image.size
     looks = [o for o in found if o.whole and ASPECT_RANGE[0] <= o.aspect <= ASPECT_RANGE[1]
              and ZOOM_AREA[0] <= o.area < ZOOM_AREA[1]]
