@@ -133,12 +133,6 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_card_parts.py::test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several",),
         what="no second card looked for round a part of its printing"),
     Breakage(
-        "a card cut off by the frame called so without looking round its parts for a whole one",
-        "stage_e_dagster/domain/evidence/card_finder.py",
-        (("        if chosen.reason not in (NO_CARD, CARD_CUT_OFF):", "        if chosen.reason != NO_CARD:"),),
-        ("tests/unit/test_card_parts.py::test_a_photo_whose_cards_left_no_outline_near_the_frame_is_of_several",),
-        what="no card looked for round a part when a part near the frame called the card cut off"),
-    Breakage(
         "a small card never seen closer", "stage_e_dagster/domain/evidence/card_finder.py",
         (("    if zoom and isinstance(answer, CardNotFound) and answer.reason in (NO_CARD, CARD_CUT_OFF):",
           "    if False:"),),

@@ -92,14 +92,6 @@ def test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several() -> 
     assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
 
 
-def test_a_photo_whose_cards_left_no_outline_near_the_frame_is_of_several() -> None:
-    """Two sleeved cards on a playmat, neither outlined: a part of one near the frame alone would call the photo's
-    card cut off, but round their parts both are whole cards (the second by its own lines): several cards."""
-    _, image = _photo(0, 9, case="several")
-    found = find_card(image)
-    assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
-
-
 def test_a_small_card_seen_closer_is_too_small_not_absent() -> None:
     """A small sleeved card at a playmat's edge: on the whole photo's working copy its outline is lost (no card
     found); looked at closer round a card-shaped outline, it is a whole card, proved by its lines, and too small."""

@@ -143,9 +143,9 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
         return _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor)
     chosen = choose(found, prepared, lambda q: settle(q, directional, colours), proved)
     if isinstance(chosen, CardNotFound):
-        if chosen.reason not in (NO_CARD, CARD_CUT_OFF):  # (a card cut off leaves no whole card round its parts)
+        if chosen.reason != NO_CARD:  # (a part near the frame, or a shape run off it, calls the card cut off)
             return chosen
-        if chosen.reason == NO_CARD and _loosely_card_shaped(width, height):
+        if _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
         return _by_parts(image, found, prepared, factor) or chosen
     picked, quad = chosen, chosen.polygon
