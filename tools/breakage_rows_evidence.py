@@ -32,12 +32,12 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",),
         what="the card-proportions test skipped"),
     Breakage(
-        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_finder.py",
+        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if rivals:\n", "    if False:\n"),),
         ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",),
         what="rival cards ignored"),
     Breakage(
-        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_finder.py",
+        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if cut:\n        best = max(cut", "    if False:\n        best = max(cut"),),
         ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
         what="cut-off outlines ignored"),
@@ -48,14 +48,14 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_card_cut_off.py::test_an_art_box_whose_card_runs_off_the_photo_is_a_card_cut_off",),
         what="an art box whose card runs off the photo not called cut off"),
     Breakage(
-        "a cut-off card's frame taken for a second card", "stage_e_dagster/domain/evidence/card_finder.py",
+        "a cut-off card's frame taken for a second card", "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if parts and max(o.area for o in parts) > best.area:", "    if False:"),),
         ("tests/unit/test_card_cut_off.py::"
          "test_a_frame_inside_a_card_run_off_the_photo_outweighs_a_small_whole_shape",),
         what="a frame inside a cut-off outline ignored"),
     Breakage(
         "a card in a top-loader run off the photo not proved by its lines",
-        "stage_e_dagster/domain/evidence/card_finder.py",
+        "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if not top and proved is not None:", "    if False:"),),
         ("tests/unit/test_card_proof.py::test_a_card_in_a_top_loader_run_off_the_photo_is_found_by_its_frame_lines",),
         what="no card-like outline off the surface proved by its frame lines"),
@@ -66,7 +66,7 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_card_cut_off.py::test_a_small_card_near_the_frame_is_not_called_cut_off",),
         what="the card round an art box taken as run off without its edges seen"),
     Breakage(
-        "two parts of one card taken for two cards", "stage_e_dagster/domain/evidence/card_finder.py",
+        "two parts of one card taken for two cards", "stage_e_dagster/domain/evidence/card_choice.py",
         (("    if len(rivals) == 1 and proved is not None:", "    if False:"),),
         ("tests/unit/test_card_proof.py::test_two_parts_of_one_card_split_by_a_line_across_it_are_one_card",),
         what="no join of two card-like parts proved by their frame lines"),
@@ -107,12 +107,43 @@ EVIDENCE_BREAKAGES = (
         what="a border band run off the photo calls the card cut off though its face proves it whole"),
     Breakage(
         "a card inside a cut-off shape never proved by its face",
-        "stage_e_dagster/domain/evidence/card_finder.py",
+        "stage_e_dagster/domain/evidence/card_choice.py",
         (("        looks = outer + [c for c in card_like if all(c is not o for o in outer)",
           "        looks = outer + [c for c in () if all(c is not o for o in outer)"),),
         ("tests/unit/test_card_proof.py::"
          "test_a_card_inside_a_cut_off_shape_proved_whole_by_its_face_is_the_card",),
         what="only outlines inside no cut-off shape read for their frame lines"),
+    Breakage(
+        "a card split by a line across it not joined with its part off the surface",
+        "stage_e_dagster/domain/evidence/card_choice.py",
+        (("        best = _split_card(best, card_like, proved, w, h)", "        pass"),),
+        ("tests/unit/test_card_parts.py::"
+         "test_a_card_split_by_a_line_across_it_is_joined_with_its_part_off_the_surface",),
+        what="no card-like part beside the chosen outline joined with it"),
+    Breakage(
+        "a card whose edge left no outline not looked for round its printed boxes",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        return _by_parts(image, found, prepared, factor) or chosen", "        return chosen"),),
+        ("tests/unit/test_card_parts.py::test_a_card_whose_edge_left_no_outline_is_found_round_its_text_box",),
+        what="no card guessed round a text box or art box when no outline made one"),
+    Breakage(
+        "a second card whose edge left no outline not seen", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        second = second_by_parts(image, found, prepared, factor, _grown(quad_full * factor, HOLDER_REACH))",
+          "        second = None"),),
+        ("tests/unit/test_card_parts.py::test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several",),
+        what="no second card looked for round a part of its printing"),
+    Breakage(
+        "a small card never seen closer", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if zoom and isinstance(answer, CardNotFound) and answer.reason in (NO_CARD, CARD_CUT_OFF):",
+          "    if False:"),),
+        ("tests/unit/test_card_parts.py::test_a_small_card_seen_closer_is_too_small_not_absent",),
+        what="no crop round a small card-shaped outline looked at afresh"),
+    Breakage(
+        "a card guessed round a box kept though its inside is the surface",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("    return len(pixels) > 0 and float(np.mean(", "    return True or len(pixels) > 0 and float(np.mean("),),
+        ("tests/unit/test_card_parts.py::test_a_card_guessed_round_a_box_whose_inside_is_the_surface_is_no_card",),
+        what="`_printed` passes every guess"),
     Breakage(
         "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
         (("    if turn:\n", "    if False:\n"),),

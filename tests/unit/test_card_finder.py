@@ -20,6 +20,7 @@ from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.photo import DrawnPhoto, PhotoPlan, card_face, draw_photo, plan_photo
 from stage_e_dagster.demo.render import Degradation, render_scan
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_choice import surface_inside
 from stage_e_dagster.domain.evidence.card_faces import LAYOUT_MIN, around_art_box
 from stage_e_dagster.domain.evidence.card_finder import (
     CARD_CUT_OFF,
@@ -29,7 +30,6 @@ from stage_e_dagster.domain.evidence.card_finder import (
     SEVERAL_CARDS,
     CardNotFound,
     FoundCard,
-    _surface_inside,
     find_card,
     image_corners,
     warp_card,
@@ -196,8 +196,8 @@ def test_a_patch_of_the_surface_is_no_second_card() -> None:
         polygon = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float64)
         return Outline(polygon, 0.05, 1.0, 1.0, (False,) * 4, 0.7, 0.0)
 
-    assert _surface_inside(quad(60, 100, 200, 300), prepared)
-    assert not _surface_inside(quad(350, 100, 500, 300), prepared)
+    assert surface_inside(quad(60, 100, 200, 300), prepared)
+    assert not surface_inside(quad(350, 100, 500, 300), prepared)
 
 
 def _inside(corners: tuple, box: tuple[float, float, float, float], size: tuple[int, int]) -> np.ndarray:

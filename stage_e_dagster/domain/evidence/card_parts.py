@@ -1,0 +1,145 @@
+"""A card found from a part of its printing when its own edge leaves no outline.
+
+A card's edge can vanish into the surface (a pale border on a pale blob of a playmat, a dark one on a dark cloth,
+a sleeve's haze over both) while the boxes printed on it stay sharp: the text box (about 0.41 as tall as wide) and
+the art box (about 0.72) have strong straight sides on any surface, at the places `layout` and `card_layout` give.
+An outline in such a box's proportions stands for the card round it: two cards each (the box's long sides across
+the card, the card's top beyond either), of which one is the card only when its face, straightened, shows nearly
+all its frame lines where they belong (`card_layout`). That proof, not the outline, makes the card: a
+box-shaped patch of the surface never shows a card's frame lines round it.
+
+- `cards_round`: the cards an outline would be a given box of;
+- `parts`: the outlines in a box's proportions, with strong straight sides, largest first;
+- `card_by_parts`: the first card round a part whose face, straightened from the full image, proves it whole (a
+  photo whose card left no outline);
+- `second_by_parts`: a card round a part apart from the found card whose face shows its frame lines (a second card
+  in the photo, its edge lost on the surface).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_layout import ACROSS, ALONG, LAYOUT_MIN, read_layout
+from stage_e_dagster.domain.evidence.card_layout import SIZE as LAYOUT_SIZE
+from stage_e_dagster.domain.evidence.card_outline import SURFACE_DELTA, Outline, Prepared, surface_distance
+from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten, warp_card
+
+# The text box (x0, y0, x1, y1, share of the card): its sides along the card and its top and bottom across it.
+TEXT_BOX = (ALONG[0], ACROSS[4], ALONG[1], ACROSS[5])
+BOXES = (TEXT_BOX, layout.ART_BOX)
+# A part's estimated proportions lie within this of its box's (perspective and the outline's fit move them).
+PART_ASPECT = 0.07
+# A part's sides lie on strong edges: their mean support at least the first, the weakest's the second; its
+# corners within PART_SQUARE degrees of right angles.
+PART_SUPPORT, PART_SQUARE = (0.85, 0.6), 12.0
+# The largest this many parts of each box are tried.
+PART_LOOKS = 2
+# A card round a part shows the surface's colours over at most this share of its inside (a card's art and text
+# box are printed; a card guessed a box's height off its place shows the surface where its lower half should be).
+PART_SURFACE = 0.25
+# A card found round a part has no outline of its own: its corners are where its frame lines put them, so its face
+# must show more of them than an outlined card's (`LAYOUT_MIN`).
+PART_LAYOUT = 0.95
+# A card round a part is at least this share of the photo (smaller ones are read by no one: the box's sides blur).
+MIN_PART_CARD = 0.015
+
+# A second card guessed round a part whose face shows at least this share of its frame lines is straightened and
+# its corners fitted to them before it is judged (a part's outline puts the card round it a little off its place).
+SECOND_FIT = 0.8
+
+Straightened = tuple[Image.Image, float, np.ndarray, float]
+
+
+def box_aspect(box: tuple[float, float, float, float]) -> float:
+    """A box's short-over-long side ratio on the card (millimetres)."""
+    w, h = (box[2] - box[0]) * layout.TRIM_MM[0], (box[3] - box[1]) * layout.TRIM_MM[1]
+    return min(w, h) / max(w, h)
+
+
+def cards_round(quad: np.ndarray, box: tuple[float, float, float, float]) -> list[np.ndarray]:
+    """The cards (4 x 2, clockwise) an outline would be `box` of: the box's long sides across the card, the card's
+    top beyond either long side."""
+    corners = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]], np.float32)
+    unit = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], np.float64)
+    cards = []
+    for turn in range(4):
+        q = np.roll(quad, -turn, axis=0)
+        if np.linalg.norm(q[1] - q[0]) < np.linalg.norm(q[2] - q[1]):  # the box's top is a long side
+            continue
+        cards.append(cv2.perspectiveTransform(unit, cv2.getPerspectiveTransform(corners, q.astype(np.float32)))[0])
+    return cards
+
+
+def parts(found: list[Outline], box: tuple[float, float, float, float]) -> list[Outline]:
+    """The whole four-sided outlines in `box`'s proportions with strong straight sides, largest first."""
+    aspect = box_aspect(box)
+    return sorted((o for o in found if o.whole and abs(o.aspect - aspect) <= PART_ASPECT
+                   and o.support >= PART_SUPPORT[0] and o.weakest >= PART_SUPPORT[1] and o.square <= PART_SQUARE),
+                  key=lambda o: -o.area)
+
+
+def _candidates(found: list[Outline], prepared: Prepared) -> Iterator[np.ndarray]:
+    """The cards (small-copy pixels) round the largest parts of each box, lying inside the photo."""
+    h, w = prepared.lab.shape[:2]
+    for box in BOXES:
+        for part in parts(found, box)[:PART_LOOKS]:
+            for card in cards_round(part.polygon, box):
+                inside = np.all(card >= 0) and np.all(card[:, 0] <= w) and np.all(card[:, 1] <= h)
+                if inside and abs(cv2.contourArea(card.astype(np.float32))) >= MIN_PART_CARD * w * h:
+                    yield card
+
+
+def _printed(card: np.ndarray, prepared: Prepared) -> bool:
+    """Whether at most PART_SURFACE of a card's inside (away from its sides) has the colours of the photo's rim."""
+    h, w = prepared.lab.shape[:2]
+    centre = card.mean(axis=0)
+    mask = np.zeros((h, w), np.uint8)
+    cv2.fillConvexPoly(mask, np.rint(centre + (card - centre) * 0.9).astype(np.int32), 1)
+    pixels = prepared.lab[mask > 0][::2]
+    return len(pixels) > 0 and float(np.mean(surface_distance(pixels, prepared.rim) <= SURFACE_DELTA)) <= PART_SURFACE
+
+
+def card_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float) -> Straightened | None:
+    """The card round a part (text box or art box) of it, straightened from `image` (the full photo; `factor` maps
+    it to the small copy `prepared`), when its face shows at least PART_LAYOUT of its frame lines, its corners,
+    fitted to them, stay inside the photo and its inside is printed, not the surface; else None."""
+    h, w = prepared.lab.shape[:2]
+    for card in _candidates(found, prepared):
+        held = straighten(image, portrait_order(card / factor))
+        moved = held[2] * factor
+        if (held[3] >= PART_LAYOUT and np.all(moved >= -1) and np.all(moved[:, 0] <= w) and np.all(moved[:, 1] <= h)
+                and _printed(moved, prepared)):
+            return held
+    return None
+
+
+def second_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float,
+                    apart: np.ndarray) -> float | None:
+    """The area (share of the photo) of a second card round a part lying apart from `apart` (the found card and its
+    holder, small-copy pixels) whose face, straightened, shows at least LAYOUT_MIN of its frame lines and whose
+    inside is printed; else None."""
+    width, height = image.size
+    h, w = prepared.lab.shape[:2]
+    reach = apart.astype(np.float32)
+    for card in _candidates([o for o in found if cv2.intersectConvexConvex(
+            o.polygon.astype(np.float32), reach)[0] <= 0], prepared):
+        if cv2.intersectConvexConvex(card.astype(np.float32), reach)[0] > 0 or not _printed(card, prepared):
+            continue
+        corners = portrait_order(card) / factor / (width, height)
+        face = np.asarray(warp_card(image, tuple(map(tuple, corners)), long_side=LAYOUT_SIZE[1]))  # type: ignore[arg-type]
+        lines = read_layout(face)
+        if max(lines.score, lines.turned) >= LAYOUT_MIN:
+            return float(abs(cv2.contourArea(card.astype(np.float32)))) / (w * h)
+        if max(lines.score, lines.turned) >= SECOND_FIT:  # (off its place by a little: fitted to its lines)
+            held = straighten(image, portrait_order(card / factor))
+            moved = (held[2] * factor).astype(np.float32)
+            if (held[3] >= LAYOUT_MIN and cv2.intersectConvexConvex(moved, reach)[0] <= 0
+                    and _printed(moved, prepared)):
+                return float(abs(cv2.contourArea(moved))) / (w * h)
+    return None
