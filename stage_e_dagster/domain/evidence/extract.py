@@ -20,7 +20,7 @@ from PIL import Image
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.card_finder import PHOTO, CardNotFound, FoundCard, find_card, warp_card
-from stage_e_dagster.domain.evidence.collector import read_collector
+from stage_e_dagster.domain.evidence.collector import CollectorReading, read_collector
 from stage_e_dagster.domain.evidence.geometry import (
     border_color,
     classify_bleed,
@@ -34,6 +34,7 @@ from stage_e_dagster.domain.evidence.legal_text import credit_only, has_proxy_ma
 from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip, flat_corners
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
+from stage_e_dagster.domain.evidence.parse import normalise_collector_number
 from stage_e_dagster.domain.evidence.photo_light import flatten_light
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.evidence.star_mark import star_before_slash
@@ -227,7 +228,7 @@ def _extract_card(
         evidence.set_code = reading.set_code
         evidence.collector_total = reading.total
         evidence.collector_layout = reading.layout
-        if reading.layout in (LEGAL_NUMBER, CENTRED) and reading.total is not None and reading.block is not None:
+        if _star_matters(reading, catalog, name):
             evidence.collector_star = star_before_slash(band, reading.block, reading.total)
         evidence.language = reading.parse.language
         settled, texts, skip = reading.settled, reading.texts, reading.block
@@ -251,6 +252,18 @@ def _extract_card(
         setattr(evidence, field_name, value)
     evidence.extractor_versions = {key: EXTRACTOR_VERSIONS[key] for key in EXTRACTORS if key in selected}
     return evidence
+
+
+def _star_matters(reading: CollectorReading, catalog: ReadCatalog | None, name: str | None) -> bool:
+    """Whether the star before a legal line's slash is worth judging (`star_mark`): a number and total were read on
+    a legal line, and the name has a printing whose number differs from the one read by a star alone (without the
+    catalogue: always). Elsewhere there is no twin for the star to tell apart, and the card pays nothing."""
+    if reading.layout not in (LEGAL_NUMBER, CENTRED) or reading.total is None or reading.block is None:
+        return False
+    if catalog is None or not name:
+        return True
+    read = normalise_collector_number(reading.number)
+    return any(other != read and other.rstrip("*") == read.rstrip("*") for _, other in catalog.printings_of(name))
 
 
 def _pixel_fields(img: Image.Image, trim: layout.TrimRect, has_bleed: bool, selected: Collection[str],
