@@ -17,7 +17,9 @@ from PIL import Image, ImageDraw, ImageFont
 
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.hard import HardScan, plan_scans, read_catalog_of
+from stage_e_dagster.domain.evidence import collector
 from stage_e_dagster.domain.evidence import preprocess as pp
+from stage_e_dagster.domain.evidence.band import BottomBand
 from stage_e_dagster.domain.evidence.collector import read_collector
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
@@ -25,7 +27,7 @@ from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
 from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine, lines_of, make_rescue_engine
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
-from stage_e_dagster.domain.printed_lines import MODERN, NUMBERLESS
+from stage_e_dagster.domain.printed_lines import LEGAL_NUMBER, MODERN, NUMBERLESS
 
 CARDS = generate_catalog(2000, seed=5)
 CATALOG = read_catalog_of(CARDS)
@@ -196,3 +198,28 @@ def test_rescue_reads_agreeing_on_a_number_the_name_has_no_printing_of_are_not_k
     reading = read_collector(_band(), set(), Scripted(""), catalog=_catalog("171"), name="Ulamog's Crusher",
                              rescue=rescue)
     assert rescue.reads == 2 and reading.number is None
+
+
+def _long_credit_band() -> Image.Image:
+    """A modern block whose second line runs as long as a legal line: a short number line over "RZK • EN" and a
+    long artist's name, dark type on a light border."""
+    band = Image.new("RGB", (700, 80), (236, 236, 232))
+    draw = ImageDraw.Draw(band)
+    font = ImageFont.load_default(size=14)
+    draw.text((30, 24), "149/153 L", font=font, fill=(20, 20, 20))
+    draw.text((30, 44), "RZK . EN Desmond Achterberg-Fairweather", font=font, fill=(20, 20, 20))
+    return band
+
+
+def test_a_long_artist_line_does_not_hide_a_basic_lands_number_line() -> None:
+    """A basic land's name has printings of every layout, numberless ones among them, so the block's shape picks
+    where to read first; a long artist's name makes a modern block look like a legal line, whose end holds no number.
+    The number line is still read before the card is taken as numberless. Breakage caught: only the legal line's
+    end read (the artist's name), and the card given up as numberless."""
+    catalog = ReadCatalog.build([("Mountain", "rzk", "149"), ("Mountain", "rzk", "147"), ("Mountain", "ddd", "330"),
+                                 ("Mountain", "lgn", "")], totals={"rzk": 153, "ddd": 350},
+                                layouts={"rzk": [MODERN], "ddd": [LEGAL_NUMBER], "lgn": [NUMBERLESS]})
+    band = BottomBand.of(_long_credit_band())
+    assert collector.shape_family(band.blocks.blocks[0], band.blocks.glyph) == "legal"  # the shape misleads
+    reading = read_collector(band, catalog.set_codes, TesserocrEngine(), catalog=catalog, name="Mountain")
+    assert (reading.number, reading.set_code) == ("149", "rzk")

@@ -50,6 +50,8 @@ NUMBER_LINE = 8
 """Glyph heights a modern block's first line runs at most: its number line ("261★/383 R", "C 0172"). A wider first
 line is an artist's credit over a legal line."""
 FALLBACK_STEPS = 3
+OTHER_KIND_STEPS = 2
+"""Ladder steps of the tight view of the kind a block's shape left open, read when the first kind found nothing."""
 """Ladder steps a whole block gets after its tight view was read in vain."""
 
 
@@ -91,6 +93,7 @@ class Prepared:
     glyph: float = 0.0
     _deskewed: Prepared | None = None
     _deblurred: Prepared | None = None
+    guessed: bool = False  # a second tight view, of the kind the block's shape left open
 
     @classmethod
     def of(cls, crop: Image.Image) -> Prepared:
@@ -187,6 +190,13 @@ def tight_view(band: BottomBand, block: Block, kind: str) -> Prepared:
     return Prepared(gray, out, glyph)
 
 
+def _number_line_first(block: Block, glyph: float) -> bool:
+    """Whether a block read as a legal line's by its long last line may be a modern one: its first line is short
+    enough to be a number line ("149/153 L" over "RZK • EN ✎ Desmond Achterberg", a long artist's name)."""
+    first = block.lines[0]
+    return block.place != "centre" and len(block.lines) > 1 and first.right - first.left <= NUMBER_LINE * glyph
+
+
 def number_views(band: BottomBand, expected: Collection[str] | None) -> list[tuple[Prepared, Block, int]]:
     """What to read for the number, in order, each with how many ladder steps it gets: the tight view of the first
     block (where the expected layouts agree the number stands, else where the block's shape says), then the whole
@@ -196,6 +206,9 @@ def number_views(band: BottomBand, expected: Collection[str] | None) -> list[tup
     if blocks:
         kind = family(expected) or shape_family(blocks[0], band.blocks.glyph)
         views.append((tight_view(band, blocks[0], kind), blocks[0], len(LADDER)))
+        if family(expected) is None and kind == "legal" and _number_line_first(blocks[0], band.blocks.glyph):
+            other = replace(tight_view(band, blocks[0], "code"), guessed=True)
+            views.append((other, blocks[0], OTHER_KIND_STEPS))
     steps = FALLBACK_STEPS if views else len(LADDER)
     views += [(Prepared.of_block(band, block), block, steps) for block in blocks]
     return views
@@ -296,7 +309,7 @@ def read_collector(
     votes: dict[tuple[str | None, str | None], int] = {}
     maybe_numberless = bool(expected) and NUMBERLESS in expected
     for view, block, allowed in views:
-        if maybe_numberless and readings and not any(r.number for r in readings):
+        if maybe_numberless and readings and not any(r.number for r in readings) and not view.guessed:
             break  # a printing of the name prints no number, and where the number would stand there is none
         seen: list[CollectorReading] = []
         for step in LADDER[:min(allowed, max_attempts or allowed)]:
