@@ -7,13 +7,14 @@ just before the slash is looked at as a shape:
 
 - the line's last glyphs are cut out of the band's text image, scaled to `HEIGHT` pixels a glyph, and thresholded at
   a few levels (a darker level parts glyphs that blur joined);
-- the slash is the glyph before the total's digits that is narrow, slanted and taller than the digits;
+- the slash is a narrow glyph, at least as tall as the digits, whose top stands right of its foot and is no bar
+  (a 7's), followed by glyphs of one height and no more of them than the total has digits;
 - the glyph before the slash is a digit when it is as tall as the total's digits, narrow, and not pointed at the top;
   it is a star when it is about as wide as tall, one narrow point at its top centre, its widest row (the arms) in
-  its upper half and two feet at its bottom.
+  its upper half and two legs apart in its bottom rows.
 
 Every level that parts the glyphs must say the same, else nothing is said: None when the glyphs cannot be told
-apart (blur joins them, the slash touches its neighbour), which leaves the twins to a person as before.
+apart (blur joins them, the slash touches its neighbour), which leaves the twins to a person.
 """
 
 from __future__ import annotations
