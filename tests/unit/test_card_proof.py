@@ -40,10 +40,11 @@ def _error(found: FoundCard, photo: DrawnPhoto, size: tuple[int, int]) -> float:
                for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
 
 
-def _assert_found(photo: DrawnPhoto, image: Image.Image) -> None:
+def _assert_found(photo: DrawnPhoto, image: Image.Image) -> FoundCard:
     found = find_card(image)
     assert isinstance(found, FoundCard) and found.kind == PHOTO, found
     assert _error(found, photo, image.size) <= TOLERANCE
+    return found
 
 
 def test_a_card_in_a_top_loader_run_off_the_photo_is_found_by_its_frame_lines() -> None:
@@ -71,7 +72,8 @@ def test_a_card_whose_outline_lay_on_its_frame_inside_a_dark_border_is_found_rou
     a little larger, they show, and the fit moves the corners out to the card's edges."""
     plan, photo, image = _photo(0, 30, bleed=True)
     assert plan.background == "cloth"
-    _assert_found(photo, image)
+    found = _assert_found(photo, image)
+    assert not found.detail.get("part")  # found round its frame, not only by its printed boxes (`card_parts`)
 
 
 def test_a_card_grown_round_its_outline_must_hold_it() -> None:
