@@ -61,13 +61,17 @@ class Scripted:
         return self.text
 
 
-def _band() -> Image.Image:
-    """A modern card's bottom band: a two-line collector block at the left, light type on black."""
-    band = Image.new("RGB", (700, 70), (15, 15, 15))
+def _band(first: str = "0171/274 C", second: str = "BFZ . EN Jon Doe", *, light: bool = False,
+          size: int = 13) -> Image.Image:
+    """A modern card's bottom band: a two-line collector block at the left, `first` over `second`; light type on
+    black, or dark type on a light border (`light`)."""
+    paper, ink = ((236, 236, 232), (20, 20, 20)) if light else ((15, 15, 15), (230, 230, 230))
+    band = Image.new("RGB", (700, 80 if light else 70), paper)
     draw = ImageDraw.Draw(band)
-    font = ImageFont.load_default(size=13)
-    draw.text((40, 22), "0171/274 C", font=font, fill=(230, 230, 230))
-    draw.text((40, 40), "BFZ . EN Jon Doe", font=font, fill=(230, 230, 230))
+    font = ImageFont.load_default(size=size)
+    top, step = (24, 20) if light else (22, 18)
+    draw.text((30 if light else 40, top), first, font=font, fill=ink)
+    draw.text((30 if light else 40, top + step), second, font=font, fill=ink)
     return band
 
 
@@ -200,17 +204,6 @@ def test_rescue_reads_agreeing_on_a_number_the_name_has_no_printing_of_are_not_k
     assert rescue.reads == 2 and reading.number is None
 
 
-def _long_credit_band() -> Image.Image:
-    """A modern block whose second line runs as long as a legal line: a short number line over "RZK • EN" and a
-    long artist's name, dark type on a light border."""
-    band = Image.new("RGB", (700, 80), (236, 236, 232))
-    draw = ImageDraw.Draw(band)
-    font = ImageFont.load_default(size=14)
-    draw.text((30, 24), "149/153 L", font=font, fill=(20, 20, 20))
-    draw.text((30, 44), "RZK . EN Desmond Achterberg-Fairweather", font=font, fill=(20, 20, 20))
-    return band
-
-
 def test_a_long_artist_line_does_not_hide_a_basic_lands_number_line() -> None:
     """A basic land's name has printings of every layout, numberless ones among them, so the block's shape picks
     where to read first; a long artist's name makes a modern block look like a legal line, whose end holds no number.
@@ -219,7 +212,8 @@ def test_a_long_artist_line_does_not_hide_a_basic_lands_number_line() -> None:
     catalog = ReadCatalog.build([("Mountain", "rzk", "149"), ("Mountain", "rzk", "147"), ("Mountain", "ddd", "330"),
                                  ("Mountain", "lgn", "")], totals={"rzk": 153, "ddd": 350},
                                 layouts={"rzk": [MODERN], "ddd": [LEGAL_NUMBER], "lgn": [NUMBERLESS]})
-    band = BottomBand.of(_long_credit_band())
+    # a short number line over "RZK • EN" and a long artist's name, as long as a legal line
+    band = BottomBand.of(_band("149/153 L", "RZK . EN Desmond Achterberg-Fairweather", light=True, size=14))
     assert collector.shape_family(band.blocks.blocks[0], band.blocks.glyph) == "legal"  # the shape misleads
     reading = read_collector(band, catalog.set_codes, TesserocrEngine(), catalog=catalog, name="Mountain")
     assert (reading.number, reading.set_code) == ("149", "rzk")

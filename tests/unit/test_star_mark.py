@@ -17,7 +17,7 @@ from stage_e_dagster.demo.hard import plan_scans, read_catalog_of
 from stage_e_dagster.demo.holdout.type import face_path
 from stage_e_dagster.demo.text import draw_text, fit_font, text_width
 from stage_e_dagster.domain.evidence import star_mark
-from stage_e_dagster.domain.evidence.band import BottomBand
+from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
@@ -26,17 +26,26 @@ from stage_e_dagster.domain.evidence.star_mark import star_before_slash
 LEGAL = "™ & © 2000 Wizards of the Coast, Inc. "
 
 
-def _band(number: str, total: int, height: float = 14.0, blur: float = 0.0) -> tuple[BottomBand, object]:
-    """A 1997-frame bottom band: the legal line centred, ending in `number`/`total`; its block."""
-    text = f"{LEGAL}{number}/{total}"
-    font = fit_font(text, height, 900)
-    image = Image.new("RGB", (1000, 70), (235, 232, 226))
-    draw_text(ImageDraw.Draw(image), (1000 - text_width(text, font)) / 2, 45, text, font, (20, 20, 20))
+def _canvas() -> Image.Image:
+    """A blank 1997-frame bottom band, wide as a 1000 px card."""
+    return Image.new("RGB", (1000, 70), (235, 232, 226))
+
+
+def _band_block(image: Image.Image, blur: float = 0.0) -> tuple[BottomBand, Block]:
+    """The band `image` makes (blurred by `blur` px) and its widest block, the legal line."""
     if blur:
         image = image.filter(ImageFilter.GaussianBlur(blur))
     band = BottomBand.of(image)
-    block = max(band.blocks.blocks, key=lambda b: b.width)
-    return band, block
+    return band, max(band.blocks.blocks, key=lambda b: b.width)
+
+
+def _band(number: str, total: int, height: float = 14.0, blur: float = 0.0) -> tuple[BottomBand, Block]:
+    """A 1997-frame bottom band: the legal line centred, ending in `number`/`total`; its block."""
+    text = f"{LEGAL}{number}/{total}"
+    font = fit_font(text, height, 900)
+    image = _canvas()
+    draw_text(ImageDraw.Draw(image), (1000 - text_width(text, font)) / 2, 45, text, font, (20, 20, 20))
+    return _band_block(image, blur)
 
 
 @pytest.mark.parametrize(
@@ -98,15 +107,14 @@ def test_an_ink_blot_before_the_slash_is_no_star() -> None:
     as a star but has no star's shape. Breakage caught: any glyph of a star's size taken for one."""
     text = f"{LEGAL}24"
     font = fit_font(text + "★/126", 18.0, 900)
-    image = Image.new("RGB", (1000, 70), (235, 232, 226))
+    image = _canvas()
     draw = ImageDraw.Draw(image)
     x = 60.0
     draw_text(draw, x, 45, text, font, (20, 20, 20))
     x += text_width(text, font) + 2
     draw.rectangle((x, 45 - 17, x + 16, 45), fill=(20, 20, 20))
     draw_text(draw, x + 19, 45, "/126", font, (20, 20, 20))
-    band = BottomBand.of(image)
-    block = max(band.blocks.blocks, key=lambda b: b.width)
+    band, block = _band_block(image)
     assert star_before_slash(band, block, 126) is None
 
 

@@ -21,6 +21,7 @@ from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.card_finder import PHOTO, CardNotFound, FoundCard, find_card, warp_card
 from stage_e_dagster.domain.evidence.collector import CollectorReading, read_collector
+from stage_e_dagster.domain.evidence.fragments import star_twins
 from stage_e_dagster.domain.evidence.geometry import (
     border_color,
     classify_bleed,
@@ -263,7 +264,7 @@ def _star_matters(reading: CollectorReading, catalog: ReadCatalog | None, name: 
     if catalog is None or not name:
         return True
     read = normalise_collector_number(reading.number)
-    return any(other != read and other.rstrip("*") == read.rstrip("*") for _, other in catalog.printings_of(name))
+    return any(star_twins(read, other) for _, other in catalog.printings_of(name))
 
 
 def _pixel_fields(img: Image.Image, trim: layout.TrimRect, has_bleed: bool, selected: Collection[str],

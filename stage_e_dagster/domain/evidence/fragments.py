@@ -65,11 +65,17 @@ def starred(read: str, star: bool | None) -> str:
     return read
 
 
-def star_told(read: str, other: str, star: bool | None) -> bool:
-    """Whether the pixels' star (`Evidence.collector_star`, not None) tells `read` from `other`: the two differ in
-    the star alone, which OCR cannot witness but the glyph before the slash can."""
-    return star is not None and read != other and read.rstrip("*") == other.rstrip("*") and \
+def star_twins(read: str, other: str) -> bool:
+    """Whether two normalised numbers differ in a star alone ("261" and "261*"): the twins OCR cannot tell apart but
+    the glyph before a legal line's slash can (`star_mark`)."""
+    return read != other and read.rstrip("*") == other.rstrip("*") and \
         parts(read)[2] in ("", "*") and parts(other)[2] in ("", "*")
+
+
+def star_told(read: str, other: str, star: bool | None) -> bool:
+    """Whether the pixels' star (`Evidence.collector_star`, not None) tells `read` from `other`: star twins, which
+    OCR cannot witness but the glyph before the slash can."""
+    return star is not None and star_twins(read, other)
 
 
 def from_year(read: str, texts: Iterable[str | None], year: int | None = None) -> bool:
