@@ -371,4 +371,27 @@ EVIDENCE_BREAKAGES = (
         ((" and not view.guessed:", ":"),),
         ("tests/unit/test_collector_rescue.py::test_a_long_artist_line_does_not_hide_a_basic_lands_number_line",),
         what="the numberless stop before the other kind's tight view"),
+    Breakage(
+        "a short legal line read as a code block only", "stage_e_dagster/domain/evidence/collector.py",
+        (("        if view.after_legal_words and not any(LEGAL_WORDS.search(r.raw) for r in readings):",
+          "        if view.after_legal_words:"),),
+        ("tests/unit/test_collector_lines.py::test_a_short_legal_line_under_a_short_credit_is_read_at_its_end",),
+        what="the legal end of a code-shaped block never read"),
+    Breakage(
+        "a tilted band read as it lies", "stage_e_dagster/domain/evidence/band.py",
+        (("        if blocks.slanted:  # a tilted", "        if False:  # a tilted"),),
+        ("tests/unit/test_collector_lines.py::test_lines_a_tilt_runs_together_are_found_once_the_band_is_level",),
+        what="`BottomBand.of` does not turn a slanted band level"),
+    Breakage(
+        "a centred legal line under a wide remnant is placed at the right", "stage_e_dagster/domain/evidence/band.py",
+        (("                place = \"centre\"  # a wide", "                pass  # a wide"),),
+        ("tests/unit/test_collector_lines.py::test_a_centred_legal_line_under_a_wide_remnant_is_still_centred",),
+        what="`find_blocks` places by the widest line"),
+    Breakage(
+        "a rarity letter read after the total leaves the total wrong", "stage_e_dagster/domain/evidence/parse.py",
+        (("    cut += [(number, total // 10) for number, total in options",
+          "    cut += [(number, total) for number, total in options"),),
+        ("tests/unit/test_evidence_parse.py::"
+         "test_a_rarity_letter_read_as_a_digit_after_the_total_leaves_the_total_to_confirm",),
+        what="`_total_cut` offers no total without its last digit"),
 )

@@ -8,19 +8,22 @@ from io import BytesIO
 
 import numpy as np
 import pytest
+from PIL import Image, ImageDraw, ImageFont
 
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.hard import read_catalog_of
+from stage_e_dagster.demo.holdout.type import face_path
 from stage_e_dagster.demo.info import InfoStyle, layout_of_card
 from stage_e_dagster.demo.render import render_scan
-from stage_e_dagster.domain.evidence.band import Block, find_blocks
-from stage_e_dagster.domain.evidence.collector import shape_family
+from stage_e_dagster.domain.evidence.band import Block, BottomBand, find_blocks
+from stage_e_dagster.domain.evidence.collector import read_collector, shape_family
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
 from stage_e_dagster.domain.evidence.preprocess import Line
-from stage_e_dagster.domain.printed_lines import MODERN
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.printed_lines import LEGAL_NUMBER, MODERN, NUMBERLESS, RARITY_FIRST
 
 HEIGHT, WIDTH, CAP = 100, 900, 11
 
@@ -88,6 +91,38 @@ def test_a_legal_line_running_to_the_middle_and_a_centred_one() -> None:
     assert _places(centred) == [("centre", 2)]
 
 
+def test_a_centred_legal_line_under_a_wide_remnant_is_still_centred() -> None:
+    """The frame's edge or the art's foot above a 1997-frame legal line can widen its block to the right edge; the
+    block is still the centred line's, where the reader looks for such a card's number. Breakage caught: the block
+    placed at the right, and the number read from a remnant at the left."""
+    ink = np.zeros((HEIGHT, WIDTH), dtype=bool)
+    _line(ink, 25, 300, 8, letters=6)  # the remnant, glyph-like, from the middle to the right edge
+    _line(ink, 45, 380, 2)  # "Illus. artist"
+    _line(ink, 65, 290, 6)  # "© 1999 Wizards of the Coast, Inc. 123/350", centred
+    assert _places(ink) == [("centre", 3)]
+    shifted = np.zeros((HEIGHT, WIDTH), dtype=bool)
+    _line(shifted, 25, 300, 8, letters=6)
+    _line(shifted, 65, 560, 5)  # a modern legal line at the right: still the right's
+    assert _places(shifted) == [("right", 2)]
+
+
+def test_lines_a_tilt_runs_together_are_found_once_the_band_is_level() -> None:
+    """A scan tilted by 1.8 degrees: across a long artist's line the two lines of the collector block run into
+    one row run too tall for a line, and the block is lost. The band is turned level first. Breakage caught: the
+    band read as it lies (no block at the left)."""
+    image = Image.new("L", (900, 100), 245)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=16)
+    draw.text((40, 35), "032/302 C", font=font, fill=20)
+    draw.text((40, 54), "YZC . EN Farid Santos-Hollingsworth", font=font, fill=20)
+    draw.text((560, 54), "TM & (c) 2019 Wizards of the Coast", font=font, fill=20)
+    tilted = image.rotate(1.8, resample=Image.BICUBIC, fillcolor=245)
+    as_it_lies = find_blocks(np.asarray(tilted) < 128)
+    assert as_it_lies.slanted and as_it_lies.at("left") is None
+    left = BottomBand.of(tilted).blocks.at("left")
+    assert left is not None and len(left.lines) == 2
+
+
 def test_a_dense_line_is_still_a_line() -> None:
     """Bold or blurred type fills most of its line's width: a line of glyphs is text whatever its density."""
     ink = np.zeros((HEIGHT, WIDTH), dtype=bool)
@@ -143,3 +178,22 @@ def _block(*widths: int, place: str = "left") -> Block:
 )
 def test_a_blocks_shape_says_where_its_number_stands(widths: tuple[int, ...], place: str, kind: str) -> None:
     assert shape_family(_block(*widths, place=place), glyph=10.0) == kind
+
+
+def test_a_short_legal_line_under_a_short_credit_is_read_at_its_end() -> None:
+    """"Illus. Kaito Garza" over "™ & © 2007 Wizards of the Coast 2/391" in condensed type has a code block's shape,
+    and a name with printings of every layout leaves the shape to decide: the code view reads the legal line's
+    start, a year and no number. Once a read saw a legal line's words, its end is read too. Breakage caught: the
+    code view alone read (no number, the card taken as numberless)."""
+    font = ImageFont.truetype(face_path("fjalla"), 14)
+    image = Image.new("RGB", (700, 80), (236, 236, 232))
+    draw = ImageDraw.Draw(image)
+    draw.text((50, 22), "Illus. Kaito Garza", font=font, fill=(20, 20, 20))
+    draw.text((50, 44), "™ & © 2007 Wizards of the Coast 2/391", font=font, fill=(20, 20, 20))
+    band = BottomBand.of(image)
+    assert shape_family(band.blocks.blocks[0], band.blocks.glyph) == "code"  # the shape misleads
+    catalog = ReadCatalog.build([("Kami", "b78", "2"), ("Kami", "neo", "31"), ("Kami", "lgn", "")],
+                                totals={"b78": 391, "neo": 302},
+                                layouts={"b78": [LEGAL_NUMBER], "neo": [RARITY_FIRST], "lgn": [NUMBERLESS]})
+    reading = read_collector(band, catalog.set_codes, TesserocrEngine(), catalog=catalog, name="Kami")
+    assert (reading.number, reading.total, reading.confirmed) == ("2", 391, True)

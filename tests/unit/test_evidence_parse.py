@@ -251,6 +251,7 @@ def test_upper_case_codes_are_not_credit_words(code: str) -> None:
         ("ROO70\nXL9 + EN 7 Elena", "70", None, "R", "rarity-first"),
         ("L0272\nDSK • EN", "272", None, "L", "rarity-first"),
         ("C Q58\nXL9 • EN", "58", None, "C", "rarity-first"),
+        ("co0281\nXL9* ENZ On", "281", None, "C", "rarity-first"),  # the zero read twice, once as a letter
         ("171/274 C\nBFZ • EN ✎ Anna", "171", 274, "C", "modern"),
         ("078/221 M\nM19 ★ EN", "78", 221, "M", "modern"),  # zero-padded, a premium print's star separator
     ],
@@ -296,3 +297,15 @@ def test_a_total_shorter_than_its_number_is_dropped_for_the_catalogue_to_confirm
     assert (cut.number, cut.confirmed, cut.total) == ("266", True, None)
     wrong_total = read_text("266/310 M\nYZC • EN", {"yzc"}, 1, catalog, "Wyrmrest's Insight")
     assert not wrong_total.confirmed  # a whole total that is not the set's: another set's card
+
+
+def test_a_rarity_letter_read_as_a_digit_after_the_total_leaves_the_total_to_confirm() -> None:
+    """"113/320 C" with the letter joined to the total is read "113/3200": the total without its last digit is an
+    option, after the total as read, so the catalogue confirms the number with the set's total; a total as long as
+    the number gets none (it may be whole). Breakage caught: no such option (the printing never confirmed)."""
+    catalog = ReadCatalog.build([("Lunar Oracle", "fd6", "113")], totals={"fd6": 320}, layouts={"fd6": {MODERN}})
+    options = parse_collector("113/3200\nFO6·ENJ Maco k").number_options
+    assert options[0] == ("113", 3200) and ("113", 320) in options
+    assert ("1993", 210) not in parse_collector("1993/2100\nM20 • EN").number_options
+    read = read_text("113/3200\nFO6·ENJ Maco k", {"fd6"}, 1, catalog, "Lunar Oracle")
+    assert (read.number, read.total, read.confirmed) == ("113", 320, True)

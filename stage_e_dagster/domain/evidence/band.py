@@ -54,6 +54,11 @@ LEFT_EDGE = 0.22
 RIGHT_EDGE = 0.78
 """A block starting left of `LEFT_EDGE` of the band's width is at the left; one ending right of `RIGHT_EDGE` at
 the right; any other is in the centre."""
+SLANT = 1.6
+"""A run of text rows this many glyph heights tall is lines a tilt joined or thickened (a level line is about 1.3:
+capitals and descenders)."""
+CENTRED_SLACK = 0.05
+"""How far from the band's middle a centred line's middle may stand, as a share of the band's width."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ class Blocks:
     glyph: float
     mask: np.ndarray  # the glyphs' ink (specks and non-glyphs dropped)
     dropped: np.ndarray  # ink that is no glyph and no speck: ovals, marks, what is left of a frame
+    slanted: bool = False  # a run of text rows taller than `SLANT` glyph heights: lines joined by a tilt
 
     def at(self, place: str) -> Block | None:
         """The first block at `place` ("left", "centre", "right", "wide")."""
@@ -98,6 +104,12 @@ def _place(left: int, right: int, width: int) -> str:
     if at_left and at_right:
         return "wide"
     return "left" if at_left else "right" if at_right else "centre"
+
+
+def _centred(left: int, line: Line, width: int) -> bool:
+    """Whether a block's line stands in the middle of the band (the 1997 frame's legal line), within
+    `CENTRED_SLACK` of its width."""
+    return abs(left + (line.left + line.right) / 2 - width / 2) <= CENTRED_SLACK * width
 
 
 def glyph_mask(ink: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -132,18 +144,21 @@ def _runs(profile: np.ndarray, gap: int) -> list[tuple[int, int]]:
     return runs
 
 
-def _lines(part: np.ndarray, glyph: float) -> tuple[Line, ...]:
+def _lines(part: np.ndarray, glyph: float) -> tuple[tuple[Line, ...], bool]:
     """A block's text lines: runs of rows holding glyph ink (a glyph's height or so tall, at least 1.5 glyphs
-    wide). What is no glyph is gone from the mask already, so a dense line is text, not a rule."""
+    wide). What is no glyph is gone from the mask already, so a dense line is text, not a rule. Also whether a run
+    of rows was taller than `SLANT` glyph heights, as lines are that a tilt joins or thickens."""
     lines = []
+    slanted = False
     per_row = part.sum(axis=1)
     for top, bottom in _runs(per_row > max(1.0, 0.01 * part.shape[1]), gap=1):
+        slanted = slanted or bottom - top > SLANT * glyph
         if not 0.45 * glyph <= bottom - top <= 2.6 * glyph:
             continue
         columns = np.flatnonzero(part[top:bottom].any(axis=0))
         if columns[-1] + 1 - columns[0] >= 1.5 * glyph:
             lines.append(Line(top, bottom, int(columns[0]), int(columns[-1]) + 1))
-    return tuple(lines)
+    return tuple(lines), slanted
 
 
 def find_blocks(ink: np.ndarray) -> Blocks:
@@ -153,11 +168,16 @@ def find_blocks(ink: np.ndarray) -> Blocks:
         return Blocks((), 0.0, mask, dropped)
     width = mask.shape[1]
     blocks: list[Block] = []
+    slanted = False
     for left, right in _runs(mask.sum(axis=0), gap=max(2, round(GAP * glyph))):
-        lines = _lines(mask[:, left:right], glyph)
+        lines, tall = _lines(mask[:, left:right], glyph)
+        slanted = slanted or tall
         if lines:
-            blocks.append(Block(left, right, lines, _place(left, right, width)))
-    return Blocks(tuple(blocks), glyph, mask, dropped)
+            place = _place(left, right, width)
+            if place == "right" and len(lines) > 1 and _centred(left, lines[-1], width):
+                place = "centre"  # a wide line above (the frame's edge, the art's foot) pushed it to the right
+            blocks.append(Block(left, right, lines, place))
+    return Blocks(tuple(blocks), glyph, mask, dropped, slanted)
 
 
 @dataclass(frozen=True)
@@ -176,6 +196,12 @@ class BottomBand:
         gray = ImageOps.autocontrast(crop.convert("L"), cutoff=1)
         text = pp.text_image(gray, background_rows=BORDER_ROWS)
         blocks = find_blocks(text.ink)
+        if blocks.slanted:  # a tilted scan: its lines run together until the band is turned level
+            angle = pp.skew_angle(text.image)
+            if angle:
+                gray = gray.rotate(angle, resample=Image.BICUBIC, fillcolor=pp.background_level(np.asarray(gray)))
+                text = pp.text_image(gray, background_rows=BORDER_ROWS)
+                blocks = find_blocks(text.ink)
         if not any(block.place != "right" for block in blocks.blocks):
             strong = pp.text_image(gray, min_contrast=STRONG_CONTRAST, background_rows=BORDER_ROWS)
             retry = find_blocks(strong.ink)

@@ -22,6 +22,7 @@ from PIL import Image
 
 from stage_e_dagster.domain.evidence import preprocess as pp
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
+from stage_e_dagster.domain.evidence.legal_text import LEGAL_WORDS
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
 from stage_e_dagster.domain.evidence.parse import CollectorParse, normalise_collector_number, parse_collector
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog, resolve
@@ -94,6 +95,7 @@ class Prepared:
     _deskewed: Prepared | None = None
     _deblurred: Prepared | None = None
     guessed: bool = False  # a second tight view, of the kind the block's shape left open
+    after_legal_words: bool = False  # read only once an earlier read of the block saw a legal line's words
 
     @classmethod
     def of(cls, crop: Image.Image) -> Prepared:
@@ -209,6 +211,10 @@ def number_views(band: BottomBand, expected: Collection[str] | None) -> list[tup
         if family(expected) is None and kind == "legal" and _number_line_first(blocks[0], band.blocks.glyph):
             other = replace(tight_view(band, blocks[0], "code"), guessed=True)
             views.append((other, blocks[0], OTHER_KIND_STEPS))
+        if family(expected) is None and kind == "code" and len(blocks[0].lines) > 1 and \
+                (not expected or {LEGAL_NUMBER, CENTRED} & set(expected)):
+            other = replace(tight_view(band, blocks[0], "legal"), guessed=True, after_legal_words=True)
+            views.append((other, blocks[0], OTHER_KIND_STEPS))
     steps = FALLBACK_STEPS if views else len(LADDER)
     views += [(Prepared.of_block(band, block), block, steps) for block in blocks]
     return views
@@ -311,6 +317,8 @@ def read_collector(
     for view, block, allowed in views:
         if maybe_numberless and readings and not any(r.number for r in readings) and not view.guessed:
             break  # a printing of the name prints no number, and where the number would stand there is none
+        if view.after_legal_words and not any(LEGAL_WORDS.search(r.raw) for r in readings):
+            continue  # a short legal line looks like a code block; without its words, the block is one
         seen: list[CollectorReading] = []
         for step in LADDER[:min(allowed, max_attempts or allowed)]:
             reader = escalation if step.escalate and escalation is not None else engine

@@ -47,7 +47,8 @@ _NUMBER_ALONE = re.compile(
 )
 # "C 0172": the rarity letter first, then four digits (a zero-padded number, no total).
 _RARITY_FIRST = re.compile(
-    r"(?<![\w/])(?P<rarity>[CURMSTLPcurmstlp])\s?(?P<num>(?=[\dOQDo]*\d)[\dOQDo]{3,4})(?P<suffix>[a-z])?(?![\w/])")
+    r"(?<![\w/])(?P<rarity>[CURMSTLPcurmstlp])\s?(?P<num>[OQDo0]?(?=[\dOQDo]*\d)[\dOQDo]{3,4})(?P<suffix>[a-z])?"
+    r"(?![\w/])")
 _ZEROS = str.maketrans("OQDo", "0000")
 # The years a legal line prints ("1993-2003" on early 2003-frame cards).
 _YEARS = re.compile(r"(?<!\d)(?:19|20)\d\d(?:\s*[-–~]\s*(?:19|20)\d\d)?(?!\d)")
@@ -191,9 +192,13 @@ def _with_alternatives(number: str, total: int | None, line: str, start: int) ->
 def _total_cut(options: list[NumberOption]) -> list[NumberOption]:
     """The options, then each without its total when the total read has fewer digits than the number ("266/32 M"
     for "266/302 M", "375/ 2" for "375/382": blurred small type loses a digit of the total, seldom of the number
-    before it): the catalogue may confirm the number by itself, as it would a number read with no total."""
+    before it): the catalogue may confirm the number by itself, as it would a number read with no total. A total
+    of four digits or more, longer than the number, may end in the rarity letter read as a digit ("113/3200" for
+    "113/320 C"): the total without its last digit is an option too."""
     cut = [(number, None) for number, total in options
            if total is not None and len(str(total)) < sum(ch.isdigit() for ch in number) <= 4]
+    cut += [(number, total // 10) for number, total in options
+            if total is not None and total >= 1000 and len(str(total)) > sum(ch.isdigit() for ch in number)]
     return options + [option for option in cut if option not in options]
 
 

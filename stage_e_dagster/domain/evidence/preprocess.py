@@ -225,9 +225,9 @@ def deblurred(gray: Image.Image, sigma: float = DEBLUR_SIGMA, iterations: int = 
     return Image.fromarray(np.clip(256.0 - estimate, 0, 255).astype(np.uint8), "L")
 
 
-def deskewed(gray: Image.Image, max_degrees: float = 2.5, step: float = 0.5) -> Image.Image:
-    """`gray` (dark text on white) rotated by the angle (within +-`max_degrees`) that makes its text rows
-    sharpest."""
+def skew_angle(gray: Image.Image, max_degrees: float = 2.5, step: float = 0.5) -> float:
+    """The angle (within +-`max_degrees`, degrees counter-clockwise) that makes the text rows of `gray` (dark text
+    on white) sharpest: the variance of its row profile is highest when the rows are level."""
     binary = binarise(gray)
     small = binary if binary.width <= 400 else resized(binary, 400 / binary.width)
     best_angle, best_score = 0.0, -1.0
@@ -238,6 +238,12 @@ def deskewed(gray: Image.Image, max_degrees: float = 2.5, step: float = 0.5) -> 
         score = float(np.var(profile))
         if score > best_score:
             best_angle, best_score = angle, score
-    if best_angle == 0.0:
+    return best_angle
+
+
+def deskewed(gray: Image.Image, max_degrees: float = 2.5, step: float = 0.5) -> Image.Image:
+    """`gray` (dark text on white) rotated by its `skew_angle`."""
+    angle = skew_angle(gray, max_degrees, step)
+    if angle == 0.0:
         return gray
-    return gray.rotate(best_angle, resample=Image.BICUBIC, fillcolor=255, expand=False)
+    return gray.rotate(angle, resample=Image.BICUBIC, fillcolor=255, expand=False)
