@@ -266,7 +266,8 @@ EVIDENCE_BREAKAGES = (
         what="`shape_family` without its first-line rule"),
     Breakage(
         "a read standing for a number the name has no printing of", "stage_e_dagster/domain/evidence/read_catalog.py",
-        (("    return held or default", "    return default"),),
+        (("    return held or _misread_total(parse, printings, catalog) or default",
+          "    return _misread_total(parse, printings, catalog) or default"),),
         ("tests/unit/test_calculators_half_numbers.py::"
          "test_an_unconfirmed_read_stands_for_the_names_printing_a_second_read_must_agree_on",),
         what="an unconfirmed parse stands for its first reading, never the name's printing one digit from another"),
@@ -394,4 +395,22 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_evidence_parse.py::"
          "test_a_rarity_letter_read_as_a_digit_after_the_total_leaves_the_total_to_confirm",),
         what="`_total_cut` offers no total without its last digit"),
+    Breakage(
+        "bare digits confirmed where the set prints a total", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("                    not _bare(parse, total, matches[0], catalog):", "                    True:"),),
+        ("tests/unit/test_evidence_read_catalog.py::"
+         "test_digits_in_garbage_confirm_nothing_where_the_set_prints_a_total",),
+        what="`resolve` confirms a number with no slash seen"),
+    Breakage(
+        "a total misread by one digit loses the printing", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("    return held or _misread_total(parse, printings, catalog) or default", "    return held or default"),),
+        ("tests/unit/test_evidence_read_catalog.py::"
+         "test_a_total_misread_by_one_digit_still_confirms_a_codeless_number_unsettled",),
+        what="`resolve` never offers the near total"),
+    Breakage(
+        "any total taken as a misread one", "stage_e_dagster/domain/evidence/read_catalog.py",
+        (("    return sum(a != b for a, b in zip(str(total), str(known), strict=True)) == 1", "    return True"),),
+        ("tests/unit/test_evidence_read_catalog.py::"
+         "test_a_total_misread_by_one_digit_still_confirms_a_codeless_number_unsettled",),
+        what="`_total_near` accepts any total of as many digits"),
 )

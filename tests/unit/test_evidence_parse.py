@@ -246,6 +246,8 @@ def test_upper_case_codes_are_not_credit_words(code: str) -> None:
         # The 1997 frame's centred legal line (centred is geometry: the text reads as a legal-line number).
         ("Illus. Omar Garza\n© 2000 Wizards of the Coast, Inc. 2/238", "2", 238, None, "legal-number"),
         ("PROXY © 2005 Wizards 4/293", "4", 293, None, "legal-number"),
+        ("© 2003 Wizards of the Coast Inc 55/30.3", "55", 303, None, "legal-number"),  # a speck inside the total
+        ("PROKVG 2005 Wands 32:363", "32", 363, None, "legal-number"),  # the slash read as a colon
         # Rarity first, four digits, zeros read as letters or lost.
         ("C 0172\nDSK • EN ✎ Anna", "172", None, "C", "rarity-first"),
         ("ROO70\nXL9 + EN 7 Elena", "70", None, "R", "rarity-first"),

@@ -71,8 +71,9 @@ def test_the_catalogue_picks_the_split_of_a_digit_run() -> None:
     ("text", "name", "confirmed", "settled"),
     [
         ("42/350\nIllus. Anna Chen", "Shock", True, True),  # one printing with 42, old frame, total fits
-        ("42\nIllus. Anna Chen", "Shock", True, False),  # no total read: the legal line is still wanted
-        ("42/300\nIllus. Anna Chen", "Shock", False, False),  # total is not old's
+        ("42\nIllus. Anna Chen", "Shock", False, False),  # no slash seen where old prints a total: bare digits
+        ("42/209\nIllus. Anna Chen", "Shock", False, False),  # total is not old's, nor one digit from it
+        ("42/320\nIllus. Anna Chen", "Shock", True, False),  # one digit from old's: misread, never settled
         ("42/350\nIllus. Anna Chen", "Opt", True, True),  # two printings of Opt have 42: the total tells them apart
         ("42\nIllus. Anna Chen", "Opt", False, False),  # ... and without it nothing does
         ("129/280", "Shock", False, False),  # m20 prints a set code: a lost code line is no old frame
@@ -94,3 +95,26 @@ def test_reading_is_accepted_when_confirmed_and_plausible_otherwise() -> None:
     assert confirmed.confirmed and confirmed.accepted and confirmed.settled and confirmed.number == "129"
     unconfirmed = read_text("128/280 R\nM20 • EN", KNOWN, 1, CATALOG, "Shock")
     assert not unconfirmed.confirmed and unconfirmed.accepted  # plausible: another read may agree with it
+
+
+def test_digits_in_garbage_confirm_nothing_where_the_set_prints_a_total() -> None:
+    """A blurred legal line read as garbage with a lone "20" in it: the name's printing numbered 20, in a set that
+    prints a total, is no confirmation (no slash, no total, no rarity-first line). A rarity-first number has no total
+    and still confirms. Breakage caught: a bare number confirmed by the name's printings alone (a wrong vote)."""
+    catalog = ReadCatalog.build([("Plains", "grv", "266★"), ("Plains", "ptl", "20"), ("Plains", "dsk", "272")],
+                                totals={"grv": 363, "ptl": 222}, codeless={"grv", "ptl"})
+    garbage = read_text('"à€ 20 Wo 0d e Ct bs 20 3A3', catalog.set_codes, 1, catalog, "Plains")
+    assert garbage.number == "20" and not garbage.confirmed
+    assert check("C 0272\nDSK • EN", "Plains", catalog).confirmed
+
+
+def test_a_total_misread_by_one_digit_still_confirms_a_codeless_number_unsettled() -> None:
+    """"133/591" for the only printing numbered 133, in a set of 391 that prints no code: confirmed, with the
+    set's total, never settled. A total two digits off, or a number a rival could be meant by, confirms nothing.
+    Breakage caught: a one-digit slip of the total losing the printing; or any total taken."""
+    catalog = ReadCatalog.build([("Lava Axe", "b78", "133"), ("Lava Axe", "ffj", "13")],
+                                totals={"b78": 391, "ffj": 382}, codeless={"b78", "ffj"})
+    near = check("© 2007 Wizards of the Coast 133/591", "Lava Axe", catalog)
+    assert (near.number, near.total, near.confirmed, near.settled) == ("133", 391, True, False)
+    assert not check("© 2007 Wizards of the Coast 133/520", "Lava Axe", catalog).confirmed
+    assert not check("© 2007 Wizards of the Coast 13/592", "Lava Axe", catalog).confirmed  # 13 could be 133's piece

@@ -139,13 +139,18 @@ _ACCENTED = re.compile("[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff]")
 
 
 _AMPERSAND_DIGIT = re.compile(r"(?<=\d)&|&(?=\d)")
+# A total broken by a speck OCR read as a dot or comma ("55/30.3"), and a slash read as a colon ("352:363").
+_TOTAL_BREAK = re.compile(r"(/\d{1,3})[.,](\d)(?!\d*[.,/]\d)")
+_COLON_SLASH = re.compile(r"(?<![\d:])(\d{1,4}):(\d{2,4})(?![\d:])")
 
 
 def _clean_lines(text: str) -> list[str]:
     """Non-empty lines, accented letters as "?": nothing on a collector line has one, so it is a glyph OCR could
     not read ("FD6" read as "FDé"), which snapping then counts as one wrong character. An ampersand against a digit
-    is an 8 ("5&/344"): the legal line's "™ &" stands apart."""
+    is an 8 ("5&/344"): the legal line's "™ &" stands apart. A dot or comma inside a total is a speck ("55/30.3"), a
+    colon between digit groups a slash ("352:363")."""
     text = _AMPERSAND_DIGIT.sub("8", _ACCENTED.sub("?", text.replace("\r", "\n")))
+    text = _COLON_SLASH.sub(r"\1/\2", _TOTAL_BREAK.sub(r"\1\2", text))
     return [line.strip() for line in text.split("\n") if line.strip()]
 
 

@@ -20,7 +20,7 @@ from stage_e_dagster.domain.catalog import normalise_name
 from stage_e_dagster.domain.evidence.fragments import rivalry
 from stage_e_dagster.domain.evidence.parse import CollectorParse, normalise_collector_number
 from stage_e_dagster.domain.evidence.set_codes import snap_set_code
-from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, layout_bits, layouts_in
+from stage_e_dagster.domain.printed_lines import CODE_LAYOUTS, RARITY_FIRST, layout_bits, layouts_in
 
 Key = tuple[str, str]  # (set code, normalised collector number)
 CODELESS_FRAMES = ("1993", "1997", "2003")
@@ -204,6 +204,23 @@ def _total_fits(total: int | None, set_code: str, catalog: ReadCatalog) -> bool:
     return total is None or known is None or total == known
 
 
+def _bare(parse: CollectorParse, total: int | None, set_code: str, catalog: ReadCatalog) -> bool:
+    """Whether a reading is a bare number where its set prints a total: no slash seen (no total read, not even a cut
+    one) and no rarity-first line. Digits in garbage ("€ 20 Wo 0d e Ct bs 20") are such, and a name's printing
+    that happens to carry them is no confirmation; agreeing reads still may accept it."""
+    return total is None and parse.total is None and parse.layout != RARITY_FIRST and \
+        catalog.totals.get(set_code) is not None
+
+
+def _total_near(total: int | None, set_code: str, catalog: ReadCatalog) -> bool:
+    """Whether a total read differs from the set's known total in one digit of as many ("591" for "391", "30.3" for
+    "363"): small blurred type misreads a digit of the total as often as one of the number."""
+    known = catalog.totals.get(set_code)
+    if total is None or known is None or total == known or len(str(total)) != len(str(known)):
+        return False
+    return sum(a != b for a, b in zip(str(total), str(known), strict=True)) == 1
+
+
 def _snaps(parse: CollectorParse, known: Collection[str], name_sets: Collection[str]) -> list[tuple[str, str]]:
     """(raw token, code) for every token that snaps to a known code, then to one of the name's sets only."""
     out: list[tuple[str, str]] = []
@@ -281,10 +298,30 @@ def resolve(parse: CollectorParse, known: Collection[str], catalog: ReadCatalog 
                        and _layout_fits(parse.layout, p[0], catalog)]
             matches = [code for code, value in fitting if value == norm]
             codeless = catalog.codeless is None or (len(matches) == 1 and matches[0] in catalog.codeless)
-            if len(matches) == 1 and codeless and not rivals(norm, fitting):
+            if len(matches) == 1 and codeless and not rivals(norm, fitting) and \
+                    not _bare(parse, total, matches[0], catalog):
                 settled = total is not None and catalog.totals.get(matches[0]) == total
                 if not neighbours(norm, fitting):
                     return Resolution(number, total, None, None, confirmed=True, settled=settled)
                 if (number, total) == (default.number, default.total):
                     default = replace(default, settled_if_agreed=settled)
-    return held or default
+    return held or _misread_total(parse, printings, catalog) or default
+
+
+def _misread_total(parse: CollectorParse, printings: tuple[Key, ...], catalog: ReadCatalog) -> Resolution | None:
+    """A reading whose total is its set's with one digit misread ("133/591" for a printing numbered 133 in a set of
+    391), in a set that prints no code: confirmed, with the set's total, when exactly one printing of the name has
+    that number, nothing else of the name could be meant (no printing whose number the reading could be a piece of,
+    none one digit away) and no total read fits another printing. Never settled: the total did not match."""
+    if parse.set_tokens:
+        return None
+    for number, total in parse.number_options:
+        norm = normalise_collector_number(number)
+        if total is None or any(_total_fits(total, code, catalog) for code, _ in printings):
+            continue
+        near = [p for p in printings if _total_near(total, p[0], catalog) and _layout_fits(parse.layout, p[0], catalog)]
+        matches = [code for code, value in near if value == norm]
+        codeless = catalog.codeless is None or (len(matches) == 1 and matches[0] in catalog.codeless)
+        if len(matches) == 1 and codeless and not rivals(norm, printings) and not neighbours(norm, printings):
+            return Resolution(number, catalog.totals[matches[0]], None, None, confirmed=True)
+    return None
