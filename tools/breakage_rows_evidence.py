@@ -323,7 +323,7 @@ EVIDENCE_BREAKAGES = (
     Breakage(
         "the star the pixels show does not tell star twins apart", "stage_e_dagster/domain/calculators/join_key.py",
         (("            and not star_told(number, normalise_collector_number(p.collector_number), "
-          "evidence.collector_star)]", "            ]"),),
+          "evidence.collector_star)\n", "\n"),),
         ("tests/unit/test_calculators_half_numbers.py::test_the_star_the_pixels_show_tells_a_star_twin_apart",),
         what="`doubt` keeps the twin the star evidence rules out"),
     Breakage(
@@ -413,4 +413,28 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_evidence_read_catalog.py::"
          "test_a_total_misread_by_one_digit_still_confirms_a_codeless_number_unsettled",),
         what="`_total_near` accepts any total of as many digits"),
+    Breakage(
+        "letter twins' heights not told apart", "stage_e_dagster/domain/evidence/star_mark.py",
+        (("    if 0.5 * digit <= before.h <= 0.85 * digit:\n        return X_HEIGHT",
+          "    if 0.5 * digit <= before.h <= 0.85 * digit:\n        return FULL"),),
+        ("tests/unit/test_star_mark.py::test_the_glyph_before_the_slash_stands_at_x_height_or_full_height",),
+        what="`_height` calls an x-height letter full"),
+    Breakage(
+        "Stage C does not record the height before the slash", "stage_e_dagster/domain/evidence/extract.py",
+        (("            evidence.collector_end_height = end_height(band, reading.block, reading.total)",
+          "            pass"),),
+        ("tests/unit/test_star_mark.py::test_stage_c_records_the_height_before_the_slash_of_a_letter_twins_scan",),
+        what="the height check not run"),
+    Breakage(
+        "the join key ignores the height before the slash", "stage_e_dagster/domain/calculators/join_key.py",
+        (("            and not height_told(number, normalise_collector_number(p.collector_number),\n"
+          "                                evidence.collector_end_height)]", "]"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_the_height_before_the_slash_tells_letter_twins_apart",),
+        what="letter twins stay rivals whatever the pixels show"),
+    Breakage(
+        "a height that contradicts the reading is trusted", "stage_e_dagster/domain/evidence/fragments.py",
+        (("    return height is not None and letter_twins(read, other) and _end_height(read) == height and \\\n",
+          "    return height is not None and letter_twins(read, other) and \\\n"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_the_height_before_the_slash_tells_letter_twins_apart",),
+        what="`height_told` does not check the reading's own height"),
 )

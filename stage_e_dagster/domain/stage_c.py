@@ -13,7 +13,7 @@ from stage_e_dagster.domain.evidence.model import Evidence
 EXTRACTOR_FIELDS: dict[str, tuple[str, ...]] = {
     "geometry": ("width", "height", "aspect_ratio", "bleed_class", "border_color"),
     "collector": ("collector_raw", "collector_number", "set_code_raw", "set_code", "collector_total",
-                  "collector_layout", "collector_star", "language"),
+                  "collector_layout", "collector_star", "collector_end_height", "language"),
     "legal": ("legal_raw", "copyright_year", "proxy_marker"),
     "hashes": ("art_phash", "symbol_phash"),
     "quality": ("truncated", "blur_variance", "entropy"),

@@ -101,6 +101,36 @@ def test_the_star_the_pixels_show_tells_a_star_twin_apart(read: str, star: bool 
         assert isinstance(result, Vote) and result.printing_id == voted.id
 
 
+BEACON_30A = PrintingRef(10, "j", "Molten Beacon", "7ed", "30a", frame="1997")
+BEACON_30B = PrintingRef(11, "k", "Molten Beacon", "7ed", "30b", frame="1997")
+BEACON_30 = PrintingRef(12, "l", "Molten Beacon", "7ed", "30", frame="1997")
+BEACON_30P = PrintingRef(13, "m", "Molten Beacon", "7ed", "30p", frame="1997")
+
+
+@pytest.mark.parametrize(("read", "height", "twins", "voted"), [
+    ("30a", "x-height", [BEACON_30A, BEACON_30B], BEACON_30A),
+    ("30b", "full", [BEACON_30A, BEACON_30B], BEACON_30B),
+    ("30", "full", [BEACON_30, BEACON_30A], BEACON_30),
+    ("30a", "x-height", [BEACON_30, BEACON_30A], BEACON_30A),
+    ("30a", None, [BEACON_30A, BEACON_30B], None),  # the pixels could not tell
+    ("30a", "full", [BEACON_30A, BEACON_30B], None),  # they contradict the reading: the twin stays a rival
+    ("30p", "full", [BEACON_30P, BEACON_30A], None),  # a descender's height is no reading's: nothing told
+])
+def test_the_height_before_the_slash_tells_letter_twins_apart(read: str, height: str | None,
+                                                             twins: list[PrintingRef],
+                                                             voted: PrintingRef | None) -> None:
+    """"30a/350" and "30b/350" (or "30" and "30a") of one set: same total and year. A lower-case "a" stands at
+    x-height before the slash, a "b" or a digit at full height (`star_mark.end_height`): when the pixels agree with
+    the reading, the twin is no rival. Breakage caught: the height ignored (both twins rivals), or trusted when it
+    contradicts the reading."""
+    result = decide("Molten Beacon", twins, collector_number=read, collector_total=350,
+                    collector_layout=CENTRED, collector_end_height=height)
+    if voted is None:
+        assert reason(result) == fragments.SUFFIX
+    else:
+        assert isinstance(result, Vote) and result.printing_id == voted.id
+
+
 @pytest.mark.parametrize("case", ["truncation", "suffix", "year"])
 def test_each_case_votes_wrongly_without_the_guard(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The guard is what stops each of them: without it each casts the wrong vote the issue saw."""

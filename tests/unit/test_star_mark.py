@@ -7,6 +7,8 @@ it says is right.
 
 from __future__ import annotations
 
+from io import BytesIO
+
 import cv2
 import numpy as np
 import pytest
@@ -15,13 +17,17 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.hard import plan_scans, read_catalog_of
 from stage_e_dagster.demo.holdout.type import face_path
+from stage_e_dagster.demo.info import layout_of_card
+from stage_e_dagster.demo.render import render_scan
 from stage_e_dagster.demo.text import draw_text, fit_font, text_width
 from stage_e_dagster.domain.evidence import star_mark
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
-from stage_e_dagster.domain.evidence.star_mark import star_before_slash
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.evidence.star_mark import end_height, star_before_slash
+from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER
 
 LEGAL = "™ & © 2000 Wizards of the Coast, Inc. "
 
@@ -100,6 +106,35 @@ def test_stage_c_records_the_star_of_a_star_twins_scan(index: int, star: bool) -
     )
     assert isinstance(found, Evidence)
     assert found.collector_star is star
+
+
+@pytest.mark.parametrize("layout", [LEGAL_NUMBER, CENTRED])
+@pytest.mark.parametrize(("number", "height"), [("30a", "x-height"), ("30b", "full")])
+def test_stage_c_records_the_height_before_the_slash_of_a_letter_twins_scan(layout: str, number: str,
+                                                                            height: str) -> None:
+    """A 2003- or 1997-frame card drawn as "30a" or "30b", whose name has both: the evidence says how tall the glyph
+    before the slash stands. Breakage caught: the check not run, or its answer not stored."""
+    card = dict(next(c for c in CARDS if layout_of_card(c) == layout), collector_number=number)
+    buffer = BytesIO()
+    render_scan(card, long_side=1040).save(buffer, "JPEG", quality=90)
+    catalog = ReadCatalog.build([(card["name"], card["set"], "30a"), (card["name"], card["set"], "30b")])
+    found = extract_evidence(buffer.getvalue(), known_set_codes=catalog.set_codes, engine=TesserocrEngine(),
+                             catalog=catalog, name=card["name"], only={"collector"})
+    assert isinstance(found, Evidence)
+    assert (found.collector_number, found.collector_end_height) == (number, height)
+
+
+@pytest.mark.parametrize(("number", "height"), [
+    ("30a", "x-height"), ("30b", "full"), ("30", "full"), ("24a", "x-height"), ("7c", "x-height"), ("31d", "full"),
+    ("119e", "x-height"),
+])
+@pytest.mark.parametrize(("size", "blur"), [(16.0, 0.0), (20.0, 0.8)])
+def test_the_glyph_before_the_slash_stands_at_x_height_or_full_height(number: str, height: str, size: float,
+                                                                        blur: float) -> None:
+    """A suffix "a" is a lower-case letter without ascender; "b", "d" and digits stand as tall as the total's digits.
+    Breakage caught: the two heights not told apart (or told backwards)."""
+    band, block = _band(number, 128, size, blur)
+    assert end_height(band, block, 128) == height
 
 
 def test_an_ink_blot_before_the_slash_is_no_star() -> None:

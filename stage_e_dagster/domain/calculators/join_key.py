@@ -32,7 +32,7 @@ from stage_e_dagster.domain.calculators.matching import (
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
 from stage_e_dagster.domain.decisions import Abstention, Vote
-from stage_e_dagster.domain.evidence.fragments import YEAR, from_year, rivalry, star_told, starred
+from stage_e_dagster.domain.evidence.fragments import YEAR, from_year, height_told, rivalry, star_told, starred
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.set_codes import fold, levenshtein
 from stage_e_dagster.domain.printed_lines import fits
@@ -98,7 +98,9 @@ def doubt(evidence: Evidence, match: PrintingRef, candidates: Sequence[PrintingR
     number = starred(normalise_collector_number(evidence.collector_number), evidence.collector_star)
     pool = [p for p in candidates if p.id != match.id and (not by_set or p.set_code == match.set_code)
             and _fits(evidence, p, expansions)
-            and not star_told(number, normalise_collector_number(p.collector_number), evidence.collector_star)]
+            and not star_told(number, normalise_collector_number(p.collector_number), evidence.collector_star)
+            and not height_told(number, normalise_collector_number(p.collector_number),
+                                evidence.collector_end_height)]
     untrusted = (evidence.collector_total is None and not by_set
                  and from_year(number, (evidence.collector_raw, evidence.legal_raw), evidence.copyright_year))
     reason = YEAR if untrusted else None

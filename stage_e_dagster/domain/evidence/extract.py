@@ -8,7 +8,7 @@ reads a scan; a photo with no single whole card in it is a named skip (`card_fin
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterator, MutableMapping
+from collections.abc import Callable, Collection, Iterator, MutableMapping
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import replace
@@ -21,7 +21,7 @@ from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.card_finder import PHOTO, CardNotFound, FoundCard, find_card, warp_card
 from stage_e_dagster.domain.evidence.collector import CollectorReading, read_collector
-from stage_e_dagster.domain.evidence.fragments import star_twins
+from stage_e_dagster.domain.evidence.fragments import letter_twins, star_twins
 from stage_e_dagster.domain.evidence.geometry import (
     border_color,
     classify_bleed,
@@ -38,7 +38,7 @@ from stage_e_dagster.domain.evidence.ocr import OcrEngine
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
 from stage_e_dagster.domain.evidence.photo_light import flatten_light
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
-from stage_e_dagster.domain.evidence.star_mark import star_before_slash
+from stage_e_dagster.domain.evidence.star_mark import end_height, star_before_slash
 from stage_e_dagster.domain.evidence.versions import EXTRACTOR_VERSIONS, EXTRACTORS, stale_extractors  # noqa: F401 - re-exported
 from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER
 
@@ -46,7 +46,7 @@ from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER
 # quarter of the pixels is a quarter of the work. Only the OCR crops come from the full image.
 ANALYSIS_LONG_SIDE = 800
 COLLECTOR_FIELDS = ("collector_raw", "collector_number", "set_code_raw", "set_code", "collector_total",
-                    "collector_layout", "collector_star", "language")
+                    "collector_layout", "collector_star", "collector_end_height", "language")
 """The fields the collector reader fills (`_extract_card`)."""
 # A photo's card whose way up the finder was this unsure of (`FoundCard.orientation_margin`), and whose collector
 # number did not read, is read once more turned half a turn.
@@ -229,8 +229,10 @@ def _extract_card(
         evidence.set_code = reading.set_code
         evidence.collector_total = reading.total
         evidence.collector_layout = reading.layout
-        if _star_matters(reading, catalog, name):
+        if _twins_matter(reading, catalog, name, star_twins):
             evidence.collector_star = star_before_slash(band, reading.block, reading.total)
+        if _twins_matter(reading, catalog, name, letter_twins):
+            evidence.collector_end_height = end_height(band, reading.block, reading.total)
         evidence.language = reading.parse.language
         settled, texts, skip = reading.settled, reading.texts, reading.block
     if "legal" in selected:
@@ -255,16 +257,18 @@ def _extract_card(
     return evidence
 
 
-def _star_matters(reading: CollectorReading, catalog: ReadCatalog | None, name: str | None) -> bool:
-    """Whether the star before a legal line's slash is worth judging (`star_mark`): a number and total were read on
-    a legal line, and the name has a printing whose number differs from the one read by a star alone (without the
-    catalogue: always). Elsewhere there is no twin for the star to tell apart, and the card pays nothing."""
+def _twins_matter(reading: CollectorReading, catalog: ReadCatalog | None, name: str | None,
+                  twins: Callable[[str, str], bool]) -> bool:
+    """Whether the glyph before a legal line's slash is worth judging (`star_mark`): a number and total were read on
+    a legal line, and the name has a printing whose number is a twin of the one read (`fragments.star_twins`,
+    `fragments.letter_twins`; without the catalogue: always). Elsewhere there is no twin to tell apart, and the
+    card pays nothing."""
     if reading.layout not in (LEGAL_NUMBER, CENTRED) or reading.total is None or reading.block is None:
         return False
     if catalog is None or not name:
         return True
     read = normalise_collector_number(reading.number)
-    return any(star_twins(read, other) for _, other in catalog.printings_of(name))
+    return any(twins(read, other) for _, other in catalog.printings_of(name))
 
 
 def _pixel_fields(img: Image.Image, trim: layout.TrimRect, has_bleed: bool, selected: Collection[str],

@@ -78,6 +78,35 @@ def star_told(read: str, other: str, star: bool | None) -> bool:
     return star is not None and star_twins(read, other)
 
 
+X_HEIGHT, FULL = "x-height", "full"
+"""How tall the glyph before a legal line's slash stands (`Evidence.collector_end_height`): a lower-case letter
+without ascender, or a digit or a letter with one."""
+_X_HEIGHT_ENDS = frozenset("acemnorsuvwxz")
+_FULL_ENDS = frozenset("0123456789bdfhklt")
+
+
+def _end_height(number: str) -> str | None:
+    """How tall a normalised number's last glyph stands: `X_HEIGHT`, `FULL`, or None (a descender, a star)."""
+    last = number[-1:]
+    return X_HEIGHT if last in _X_HEIGHT_ENDS else FULL if last in _FULL_ENDS else None
+
+
+def letter_twins(read: str, other: str) -> bool:
+    """Whether two normalised numbers differ in a letter suffix alone ("30a" and "30b", "24" and "24a")."""
+    read_prefix, read_digits, read_suffix = parts(read)
+    prefix, digits, suffix = parts(other)
+    return read != other and (read_prefix, read_digits) == (prefix, digits) and bool(read_digits) and \
+        all(len(s) <= 1 and (s == "" or s.isalpha()) for s in (read_suffix, suffix))
+
+
+def height_told(read: str, other: str, height: str | None) -> bool:
+    """Whether the height of the glyph before the slash (`Evidence.collector_end_height`, not None) tells `read`
+    from `other`: letter twins whose last glyphs stand at different heights, `read`'s the height the pixels show
+    ("30a" at x-height against "30b" at full height)."""
+    return height is not None and letter_twins(read, other) and _end_height(read) == height and \
+        _end_height(other) not in (None, height)
+
+
 def from_year(read: str, texts: Iterable[str | None], year: int | None = None) -> bool:
     """Whether the digits of a reading (of two digits or more) are a piece of a year the card prints, in `texts`
     (the raw OCR text) or `year` (the copyright year read): such a number may be the year, misread."""

@@ -31,6 +31,10 @@ class Evidence:
     collector_star: bool | None = None
     """Whether the pixels show a star between a legal line's number and its slash ("123★/350": `star_mark`); None
     when they cannot tell, or the line prints no total."""
+    collector_end_height: str | None = None
+    """How tall the glyph before a legal line's slash stands (`star_mark.end_height`): "x-height" (a lower-case
+    letter such as a suffix "a"), "full" (a digit, or a letter such as "b"); None when the pixels cannot tell or
+    nothing asked (the name has no letter-suffix twin of the number read)."""
     language: str | None = None
     legal_raw: str | None = None
     copyright_year: int | None = None

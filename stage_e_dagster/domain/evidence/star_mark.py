@@ -13,18 +13,25 @@ just before the slash is looked at as a shape:
   it is a star when it is about as wide as tall, one narrow point at its top centre, its widest row (the arms) in
   its upper half and two legs apart in its bottom rows.
 
+Letter-suffix twins ("30a" and "30b", "24" and "24a") are told the same way, by the height of the glyph before the
+slash (`end_height`): a lower-case letter without ascender stands at x-height, on the digits' baseline; a digit or
+a "b" as tall as the total's digits.
+
 Every level that parts the glyphs must say the same, else nothing is said: None when the glyphs cannot be told
 apart (blur joins them, the slash touches its neighbour), which leaves the twins to a person.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import cv2
 import numpy as np
 
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
+from stage_e_dagster.domain.evidence.fragments import FULL, X_HEIGHT
 
 HEIGHT = 40.0
 """Pixels a glyph is scaled to before its shape is judged."""
@@ -32,6 +39,7 @@ TAIL = 10.0
 """Glyph heights at the end of the line looked at ("™ & © 2000 ... 123★/350": the number and total are about 8)."""
 LEVELS = (1.0, 0.8, 0.65, 0.5)
 """Thresholds tried, as shares of the Otsu level (darker ones part glyphs that blur joined)."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -110,8 +118,9 @@ def _star_shaped(glyph: Glyph) -> bool:
     return 0.2 * glyph.h <= arms <= 0.6 * glyph.h and widths[arms] >= 0.85 * glyph.w
 
 
-def _judge(glyphs: list[Glyph], total_digits: int) -> bool | None:
-    """Star (True), digit (False) or unknown (None) for the glyph before the slash, at one threshold."""
+def _before_slash(glyphs: list[Glyph], total_digits: int) -> tuple[Glyph, Glyph, float] | None:
+    """The glyph before the slash, the total's first glyph and the digits' height, at one threshold; None when no
+    slash followed by the total stands at the line's end, or a word gap parts them (no number and total)."""
     tail = glyphs[-(total_digits + 2) :]
     for k in range(len(tail) - 2, 0, -1):
         slash, after = tail[k], tail[k + 1 :]
@@ -125,6 +134,15 @@ def _judge(glyphs: list[Glyph], total_digits: int) -> bool | None:
     before = tail[k - 1]
     if slash.x - (before.x + before.w) > 0.6 * digit or after[0].x - (slash.x + slash.w) > 0.6 * digit:
         return None  # a word gap: this is no number and total
+    return before, after[0], digit
+
+
+def _judge(glyphs: list[Glyph], total_digits: int) -> bool | None:
+    """Star (True), digit (False) or unknown (None) for the glyph before the slash, at one threshold."""
+    found = _before_slash(glyphs, total_digits)
+    if found is None:
+        return None
+    before, _, digit = found
     if before.w <= 0.78 * digit and abs(before.h - digit) <= 0.07 * digit and not _pointed(before):
         return False
     if 0.75 * digit <= before.w <= 1.3 * digit and 0.8 <= before.w / before.h <= 1.25 and before.h <= 1.25 * digit:
@@ -132,9 +150,23 @@ def _judge(glyphs: list[Glyph], total_digits: int) -> bool | None:
     return None
 
 
-def star_before_slash(band: BottomBand, block: Block, total: int) -> bool | None:
-    """Whether the number ending `block`'s last line (a legal line's "123★/350", whose total `total` was read)
-    carries a star: True or False when every threshold that parts its glyphs says so, else None."""
+def _height(glyphs: list[Glyph], total_digits: int) -> str | None:
+    """`X_HEIGHT` or `FULL` for the glyph before the slash, at one threshold, or None (see `end_height`)."""
+    found = _before_slash(glyphs, total_digits)
+    if found is None:
+        return None
+    before, first, digit = found
+    if before.w > 1.1 * digit or abs(before.y + before.h - (first.y + first.h)) > 0.1 * digit:
+        return None  # too wide for one glyph, or off the digits' baseline (a descender, a speck)
+    if 0.5 * digit <= before.h <= 0.85 * digit:
+        return X_HEIGHT
+    if 0.93 * digit <= before.h <= 1.2 * digit and not _pointed(before):
+        return FULL
+    return None
+
+
+def _tail_crop(band: BottomBand, block: Block) -> np.ndarray | None:
+    """The end of `block`'s last line, scaled to `HEIGHT` pixels a glyph (None when there is nothing to look at)."""
     glyph = band.blocks.glyph
     if glyph <= 0 or not block.lines:
         return None
@@ -148,7 +180,27 @@ def star_before_slash(band: BottomBand, block: Block, total: int) -> bool | None
     if gray.size == 0:
         return None
     scale = HEIGHT / glyph
-    big = cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    return cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+
+
+def _agreed(big: np.ndarray, judge: Callable[[list[Glyph]], T | None]) -> T | None:
+    """What every threshold that parts the glyphs says, or None when they disagree or none says anything."""
     otsu, _ = cv2.threshold(big, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
-    said = {_judge(_glyphs(big < otsu * level), len(str(total))) for level in LEVELS} - {None}
+    said = {judge(_glyphs(big < otsu * level)) for level in LEVELS} - {None}
     return said.pop() if len(said) == 1 else None
+
+
+def end_height(band: BottomBand, block: Block, total: int) -> str | None:
+    """How tall the glyph before the slash of `block`'s legal line is ("30a/128", whose total `total` was read):
+    `X_HEIGHT` (a lower-case letter without ascender: a suffix "a"), `FULL` (a digit, or a letter with an ascender:
+    "b"), or None when the thresholds do not agree. Letter-suffix twins ("30a" and "30b", "24" and "24a") differ
+    there, and OCR reads a blurred letter as any other."""
+    big = _tail_crop(band, block)
+    return None if big is None else _agreed(big, lambda glyphs: _height(glyphs, len(str(total))))
+
+
+def star_before_slash(band: BottomBand, block: Block, total: int) -> bool | None:
+    """Whether the number ending `block`'s last line (a legal line's "123★/350", whose total `total` was read)
+    carries a star: True or False when every threshold that parts its glyphs says so, else None."""
+    big = _tail_crop(band, block)
+    return None if big is None else _agreed(big, lambda glyphs: _judge(glyphs, len(str(total))))

@@ -54,6 +54,8 @@ class ImageEvidence(Base):
     collector_layout: Mapped[str | None] = mapped_column(String(16))
     collector_star: Mapped[bool | None] = mapped_column(Boolean)
     """Whether the pixels show a star before a legal line's slash ("123★/350"); NULL when they cannot tell."""
+    collector_end_height: Mapped[str | None] = mapped_column(String(16))
+    """How tall the glyph before a legal line's slash stands: "x-height" or "full"; NULL when they cannot tell."""
     language: Mapped[str | None] = mapped_column(String(8))
     legal_raw: Mapped[str | None] = mapped_column(Text)
     copyright_year: Mapped[int | None] = mapped_column(Integer)
