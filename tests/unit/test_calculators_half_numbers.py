@@ -131,6 +131,15 @@ def test_the_height_before_the_slash_tells_letter_twins_apart(read: str, height:
         assert isinstance(result, Vote) and result.printing_id == voted.id
 
 
+def test_a_misread_total_rules_out_no_twin() -> None:
+    """"20★/143" read as "20/443": the total fits neither twin, so it was misread, and the unstarred twin the number
+    names is still doubted. Breakage caught: the total filtering rivals it does not fit the match for (a vote for the
+    unstarred twin)."""
+    result = decide("Sea Serpent", [SEA_24, SEA_24_STAR], collector_number="24", collector_total=950,
+                    collector_layout=CENTRED)
+    assert reason(result) == fragments.SUFFIX
+
+
 @pytest.mark.parametrize("case", ["truncation", "suffix", "year"])
 def test_each_case_votes_wrongly_without_the_guard(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The guard is what stops each of them: without it each casts the wrong vote the issue saw."""

@@ -94,7 +94,10 @@ def _fits(evidence: Evidence, printing: PrintingRef, expansions: Mapping[str, Ex
 def doubt(evidence: Evidence, match: PrintingRef, candidates: Sequence[PrintingRef],
           expansions: Mapping[str, ExpansionRef], by_set: bool) -> tuple[str, list[PrintingRef]] | None:
     """Why the reading might not stand for `match` alone, and the rivals it might stand for; None when it singles
-    `match` out. `by_set`: the set code was read and matched, so only printings of that set are rivals."""
+    `match` out. `by_set`: the set code was read and matched, so only printings of that set are rivals. A total that
+    does not fit `match` either was misread, and rules no rival out."""
+    if not _line_fits(evidence, match, expansions):
+        evidence = replace(evidence, collector_total=None)
     number = starred(normalise_collector_number(evidence.collector_number), evidence.collector_star)
     pool = [p for p in candidates if p.id != match.id and (not by_set or p.set_code == match.set_code)
             and _fits(evidence, p, expansions)
