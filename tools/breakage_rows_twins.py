@@ -1,0 +1,80 @@
+"""The breakage table's rows for printings told apart by the pixels: star twins ("24" and "24★") and letter twins
+("30a" and "30b") judged by the glyph before a legal line's slash, and the join key's use of what it shows
+(`breakage_rows.BREAKAGES` lists them after the evidence rows)."""
+
+from __future__ import annotations
+
+from tools.breakage_row import Breakage
+
+TWIN_BREAKAGES = (
+    Breakage(
+        "the star the pixels show does not tell star twins apart", "stage_e_dagster/domain/calculators/join_key.py",
+        (("            and not star_told(number, normalise_collector_number(p.collector_number), "
+          "evidence.collector_star)\n", "\n"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_the_star_the_pixels_show_tells_a_star_twin_apart",),
+        what="`doubt` keeps the twin the star evidence rules out"),
+    Breakage(
+        "the star check never sees a star", "stage_e_dagster/domain/evidence/star_mark.py",
+        (("        return True if _star_shaped(before) else None", "        return None"),),
+        ("tests/unit/test_star_mark.py::test_a_clean_line_tells_whether_its_number_is_starred",
+         "tests/unit/test_star_mark.py::test_stage_c_records_the_star_of_a_star_twins_scan"),
+        what="`_judge` answers None for a star"),
+    Breakage(
+        "any glyph of a star's size is taken for a star", "stage_e_dagster/domain/evidence/star_mark.py",
+        (("        return True if _star_shaped(before) else None", "        return True"),),
+        ("tests/unit/test_star_mark.py::test_an_ink_blot_before_the_slash_is_no_star",),
+        what="`_judge` skips `_star_shaped`"),
+    Breakage(
+        "a star is taken for a digit", "stage_e_dagster/domain/evidence/star_mark.py",
+        (("    if before.w <= 0.78 * digit and abs(before.h - digit) <= 0.07 * digit and not _pointed(before):",
+          "    if before.w <= 1.3 * digit:"),),
+        ("tests/unit/test_star_mark.py::test_a_clean_line_tells_whether_its_number_is_starred",),
+        what="`_judge` calls any glyph up to a star's width a digit"),
+    Breakage(
+        "a 7 is taken for the slash", "stage_e_dagster/domain/evidence/star_mark.py",
+        (("    return int(crown.sum()) <= 0.6 * glyph.w", "    return True"),),
+        ("tests/unit/test_star_mark.py::test_only_a_slash_is_taken_for_the_slash",),
+        what="`_slanted` does not look at the glyph's top"),
+    Breakage(
+        "a slash is taken without the total's digits after it", "stage_e_dagster/domain/evidence/star_mark.py",
+        (("        if len(after) > total_digits or any(abs(g.h - digit) > 0.12 * digit for g in after):\n"
+          "            continue", "        pass"),),
+        ("tests/unit/test_star_mark.py::test_a_slash_must_be_followed_by_the_totals_digits",),
+        what="`_judge` does not check what follows the slash"),
+    Breakage(
+        "Stage C does not record the star", "stage_e_dagster/domain/evidence/extract.py",
+        (("            evidence.collector_star = star_before_slash(band, reading.block, reading.total)",
+          "            pass"),),
+        ("tests/unit/test_star_mark.py::test_stage_c_records_the_star_of_a_star_twins_scan",),
+        what="the star check not run"),
+    Breakage(
+        "letter twins' heights not told apart", "stage_e_dagster/domain/evidence/star_mark.py",
+        (("    if 0.5 * digit <= before.h <= 0.85 * digit:\n        return X_HEIGHT",
+          "    if 0.5 * digit <= before.h <= 0.85 * digit:\n        return FULL"),),
+        ("tests/unit/test_star_mark.py::test_the_glyph_before_the_slash_stands_at_x_height_or_full_height",),
+        what="`_height` calls an x-height letter full"),
+    Breakage(
+        "Stage C does not record the height before the slash", "stage_e_dagster/domain/evidence/extract.py",
+        (("            evidence.collector_end_height = end_height(band, reading.block, reading.total)",
+          "            pass"),),
+        ("tests/unit/test_star_mark.py::test_stage_c_records_the_height_before_the_slash_of_a_letter_twins_scan",),
+        what="the height check not run"),
+    Breakage(
+        "the join key ignores the height before the slash", "stage_e_dagster/domain/calculators/join_key.py",
+        (("            and not height_told(number, normalise_collector_number(p.collector_number),\n"
+          "                                evidence.collector_end_height)]", "]"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_the_height_before_the_slash_tells_letter_twins_apart",),
+        what="letter twins stay rivals whatever the pixels show"),
+    Breakage(
+        "a height that contradicts the reading is trusted", "stage_e_dagster/domain/evidence/fragments.py",
+        (("    return height is not None and letter_twins(read, other) and _end_height(read) == height and \\\n",
+          "    return height is not None and letter_twins(read, other) and \\\n"),),
+        ("tests/unit/test_calculators_half_numbers.py::test_the_height_before_the_slash_tells_letter_twins_apart",),
+        what="`height_told` does not check the reading's own height"),
+    Breakage(
+        "a misread total rules a twin out", "stage_e_dagster/domain/calculators/join_key.py",
+        (("        evidence = replace(evidence, collector_total=None)\n    number = starred(",
+          "        pass\n    number = starred("),),
+        ("tests/unit/test_calculators_half_numbers.py::test_a_misread_total_rules_out_no_twin",),
+        what="`doubt` filters rivals by a total the match does not fit either"),
+)
