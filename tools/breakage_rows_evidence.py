@@ -373,4 +373,10 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_evidence_read_catalog.py::"
          "test_a_total_misread_by_one_digit_still_confirms_a_codeless_number_unsettled",),
         what="`_total_near` accepts any total of as many digits"),
+    Breakage(
+        "type over uneven art measured against one level", "stage_e_dagster/domain/evidence/band.py",
+        (("        local = max(3, gray.height // 2) | 1 if _uneven(np.asarray(gray)) else 0", "        local = 0"),),
+        ("tests/unit/test_collector_lines.py::"
+         "test_type_over_art_whose_light_changes_is_found_against_its_own_surroundings",),
+        what="`BottomBand.of` never measures the background locally"),
 )

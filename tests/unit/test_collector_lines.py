@@ -8,20 +8,20 @@ from io import BytesIO
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.hard import read_catalog_of
 from stage_e_dagster.demo.holdout.type import face_path
 from stage_e_dagster.demo.info import InfoStyle, layout_of_card
 from stage_e_dagster.demo.render import render_scan
-from stage_e_dagster.domain.evidence.band import Block, BottomBand, find_blocks
+from stage_e_dagster.domain.evidence.band import BORDER_ROWS, Block, BottomBand, _uneven, find_blocks
 from stage_e_dagster.domain.evidence.collector import read_collector, shape_family
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
 from stage_e_dagster.domain.evidence.parse import normalise_collector_number
-from stage_e_dagster.domain.evidence.preprocess import Line
+from stage_e_dagster.domain.evidence.preprocess import Line, text_image
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.printed_lines import LEGAL_NUMBER, MODERN, NUMBERLESS, RARITY_FIRST
 
@@ -121,6 +121,27 @@ def test_lines_a_tilt_runs_together_are_found_once_the_band_is_level() -> None:
     assert as_it_lies.slanted and as_it_lies.at("left") is None
     left = BottomBand.of(tilted).blocks.at("left")
     assert left is not None and len(left.lines) == 2
+
+
+def test_type_over_art_whose_light_changes_is_found_against_its_own_surroundings() -> None:
+    """A borderless printing: light type over dark art with a lighter patch from the band's top edge across the
+    collector block. Against one background level the patch is no border, it touches the edge and is whited out
+    with the type on it, and the block is lost. Where the border's light changes across the band, each pixel is
+    measured against its neighbourhood. Breakage caught: one level for the whole band (no block at the left)."""
+    image = Image.new("L", (900, 110), 50)
+    ImageDraw.Draw(image).polygon([(0, 0), (300, 0), (160, 110), (0, 110)], fill=120)
+    image = image.filter(ImageFilter.GaussianBlur(20))
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=16)
+    draw.text((40, 40), "103/097 U", font=font, fill=235)
+    draw.text((40, 62), "RNT . EN Rhea Ruiz", font=font, fill=235)
+    draw.text((560, 62), "TM & (c) 2020 Wizards of the Coast", font=font, fill=235)
+    assert find_blocks(text_image(image, background_rows=BORDER_ROWS).ink).at("left") is None  # one level
+    left = BottomBand.of(image).blocks.at("left")
+    assert left is not None and len(left.lines) == 2
+    even = Image.new("L", (900, 110), 50)  # a printed border: one level, as before
+    ImageDraw.Draw(even).text((40, 40), "103/097 U", font=font, fill=235)
+    assert not _uneven(np.asarray(even))
 
 
 def test_a_dense_line_is_still_a_line() -> None:

@@ -54,6 +54,9 @@ LEFT_EDGE = 0.22
 RIGHT_EDGE = 0.78
 """A block starting left of `LEFT_EDGE` of the band's width is at the left; one ending right of `RIGHT_EDGE` at
 the right; any other is in the centre."""
+UNEVEN = 40
+"""Grey levels between the lightest and darkest of the border's column medians (`_uneven`) above which the band's
+background is measured around each pixel: art behind borderless type, whose light changes across the band."""
 SLANT = 1.6
 """A run of text rows this many glyph heights tall is lines a tilt joined or thickened (a level line is about 1.3:
 capitals and descenders)."""
@@ -104,6 +107,17 @@ def _place(left: int, right: int, width: int) -> str:
     if at_left and at_right:
         return "wide"
     return "left" if at_left else "right" if at_right else "centre"
+
+
+def _uneven(gray: np.ndarray) -> bool:
+    """Whether the border's light changes across the band (art behind the type, as on borderless printings): the
+    medians of eight column spans of its rows (the outer tenth at each side left out, where a card's corners and
+    the scanner's bed stand) differ by more than `UNEVEN` levels. A printed border's are one level, type or not."""
+    rows = gray[round(BORDER_ROWS * gray.shape[0]) :]
+    side = rows.shape[1] // 10
+    spans = np.array_split(rows[:, side : rows.shape[1] - side], 8, axis=1)
+    medians = [float(np.median(span)) for span in spans if span.size]
+    return bool(medians) and max(medians) - min(medians) > UNEVEN
 
 
 def _centred(left: int, line: Line, width: int) -> bool:
@@ -194,7 +208,8 @@ class BottomBand:
         borderless printing: the art's texture is ink too at the usual contrast), the band is taken again at a
         contrast only the printed text reaches."""
         gray = ImageOps.autocontrast(crop.convert("L"), cutoff=1)
-        text = pp.text_image(gray, background_rows=BORDER_ROWS)
+        local = max(3, gray.height // 2) | 1 if _uneven(np.asarray(gray)) else 0
+        text = pp.text_image(gray, background_rows=BORDER_ROWS, local=local)
         blocks = find_blocks(text.ink)
         if blocks.slanted:  # a tilted scan: its lines run together until the band is turned level
             angle = pp.skew_angle(text.image)

@@ -132,15 +132,22 @@ class TextImage:
     ink: np.ndarray
 
 
-def text_image(gray: Image.Image, min_contrast: int = 40, background_rows: float = 0.0) -> TextImage:
+def text_image(gray: Image.Image, min_contrast: int = 40, background_rows: float = 0.0,
+               local: int = 0) -> TextImage:
     """Measure every pixel by its distance from the background level (so light-on-dark and dark-on-light text read
     alike), drop regions touching the edge, and scale so the text's core is black. `background_rows`: the share of
-    rows at the top left out when the background level is measured (a card's frame above its bottom border)."""
+    rows at the top left out when the background level is measured (a card's frame above its bottom border).
+    `local` (an odd number of pixels): the background is each pixel's neighbourhood median over that span instead
+    of one level, for text over art whose light changes across the band."""
     arr = np.asarray(gray, dtype=np.int16)
     if arr.size == 0:
         return TextImage(gray, np.zeros(arr.shape, dtype=bool))
-    sample = arr[min(arr.shape[0] - 1, round(background_rows * arr.shape[0])):]
-    dist = np.abs(arr - background_level(sample.astype(np.uint8))).astype(np.uint8)
+    first = min(arr.shape[0] - 1, round(background_rows * arr.shape[0]))
+    if local:
+        background = cv2.medianBlur(np.asarray(gray, dtype=np.uint8), local).astype(np.int16)
+    else:
+        background = np.int16(background_level(arr[first:].astype(np.uint8)))
+    dist = np.abs(arr - background).astype(np.uint8)
     framed = edge_blobs(dist > min_contrast)
     level = max(min_contrast, otsu_of(np.bincount(dist[~framed].ravel(), minlength=256).astype(np.float64)))
     ink = (dist > level) & ~framed
