@@ -1,6 +1,8 @@
 """Photos the finder answers only by looking again: a small card seen closer (too small, not absent nor cut off), a
-second card shown by its printing though its outline is lost or a line of its frame is hidden (several cards), and
-a black-bordered card whose frame's outline grows to the photo's edge (found round its frame, not cut off).
+second card shown by its printing though its outline is lost or a line of its frame is hidden (several cards), a
+black-bordered card whose frame's outline grows to the photo's edge (found round its frame, not cut off), a card
+inside a patch of the surface or a top-loader chosen for it, and a card found round its boxes when the outline
+chosen is no card's shape.
 
 The photos are the photo benchmark's (`demo.photo`) at a phone's size, where those outlines are lost.
 """
@@ -120,3 +122,11 @@ def test_a_card_whose_outline_is_no_card_s_shape_is_looked_for_round_its_boxes()
     near the frame; the card round its text box shows its frame lines, so it is found, not called cut off."""
     photo, image = _photo(3, 231)
     assert _found_within_tolerance(photo, image).detail.get("part")
+
+
+def test_a_card_in_a_top_loader_whose_face_shows_its_lines_is_chosen_over_the_holder() -> None:
+    """A card in a top-loader seen at 13 degrees: the holder's inner edge is chosen (in a card's rough proportions,
+    nearly as true as the card's), and its face shows the card's lines though the fit moves its corners only part
+    of the way in. The card's own outline inside it shows them where they are: it is the card."""
+    photo, image = _photo(3, 225)
+    _found_within_tolerance(photo, image)

@@ -9,20 +9,25 @@ off the frame or a card too small in it is a named skip.
   in other proportions whose best outline is the image's own edge.
 - **A photo.** Outlines are searched on a copy about 640 px long (`card_outline`); the card is the best supported
   four-sided outline in a card's proportions that lies on the surface (`card_choice`); inside a sleeve or top-loader
-  the card's own edge wins when it is in truer proportions than the holder's. Its sides are then settled on the
-  card's own edges (`card_settle`: a frame inside a dark border grows out to the card's faint edge, seen in colour
-  or in texture), and a card whose settled outline, perspective undone, is not in a card's proportions is a part of
-  a card: a skip, never a guess. Several cards are judged by whole card-shaped outlines apart from each other, not
-  by parts of one card. The full-resolution image is warped to a portrait card at the size the photo shows it
-  (capped), in exactly the trimmed card's proportions, and turned upright (`card_straighten`), its corners moved to
-  where its own frame lines put its edges (`card_layout`). A card whose straightened face does not show nearly all
+  the card's own edge wins when it is in truer proportions than the holder's, or when its face shows its frame
+  lines where they are while the holder's fit had to move its corners. Its sides are then settled on the card's
+  own edges (`card_settle`: a frame inside a dark border grows out to the card's faint edge, seen in colour or in
+  texture; a frame grown across a black border to the photo's edge gives way to the card round it when that lies
+  whole in the photo), and a card whose settled outline, perspective undone, is not in a card's proportions is a
+  part of a card: a skip, never a guess, unless a card-like outline inside it is proved a whole card by its lines
+  (it was a patch of the surface round the card) or the card is found round its printed boxes. Several cards are
+  judged by whole card-shaped outlines apart from each other, not by parts of one card. The full-resolution image
+  is warped to a portrait card at the size the photo shows it (capped), in exactly the trimmed card's proportions,
+  and turned upright (`card_straighten`), its corners moved to where its own frame lines put its edges
+  (`card_layout`). A card whose straightened face does not show nearly all
   its frame lines where they belong was a part of a card, a guess or an outline off the card: a skip, unless it is
   the art box of a card that lies whole round it, another outline over the same card shows them, or it lay on the
   card's frame and the card round it shows them; and a card-like outline apart from the card whose face shows a
   card's frame lines is a second card (`card_faces`). A card whose edge left no outline is looked for round its
-  printed text box or art box, proved by its frame lines (`card_parts`); and a photo skipped as holding no card or
-  a card cut off is looked at closer round its small card-shaped outlines: a whole card there, too small to read,
-  makes it a photo of a card too small.
+  printed text box or art box, proved by its frame lines (`card_parts`), and so is a card whose only outlines are
+  parts near the frame before it is called cut off; and a photo skipped as holding no card or a card cut off is
+  looked at closer round its small outlines (a card's shape or a palm's), and with no card found on a copy twice
+  as large: a whole card there, too small to read, makes it a photo of a card too small.
 
 Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
 bottom-left.
@@ -30,6 +35,7 @@ bottom-left.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -110,6 +116,9 @@ ZOOM_ASPECT, ZOOM_MIN_CARD, ZOOM_FULL = (ASPECT_RANGE[0], 1.0), 0.01, 0.85
 # Inside an outline chosen for the card that is no card's shape, the largest INSIDE_LOOKS card-like outlines of at
 # least INSIDE_AREA of its area are read for a whole card's frame lines.
 INSIDE_LOOKS, INSIDE_AREA = 2, 0.3
+# A card whose fit moved its outline's corners over HOLDER_MOVED of its size may be a top-loader: a card-like
+# outline inside it, HOLDER_INNER of its area, whose fit moves its corners at most HOLDER_STILL, is the card.
+HOLDER_MOVED, HOLDER_INNER, HOLDER_STILL = 0.02, (0.55, 0.86), 0.01
 # Corners within this share of the image's sides of the image's own corners: the card's edges are the image's.
 EDGE_SLACK = 0.03
 
@@ -191,6 +200,11 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
     if area < min_area and area / ART_BOX_AREA < min_area:
         return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": min_area})
     card, margin, quad_full, lines = straighten(image, full_quad)
+    if lines >= LAYOUT_MIN and _moved(full_quad, quad_full) > HOLDER_MOVED:
+        inner = _card_in_holder(image, picked, found, lambda q: settle(q, directional, colours) / factor)
+        if inner is not None:
+            card, margin, quad_full, lines = inner
+            area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)
     if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
         held = around_art_box(image, full_quad, lambda q: edges_seen(q * factor, prepared.gradient))
         if held is None:  # another outline over the same card (its holder, the card in it) whose face shows them
@@ -309,6 +323,29 @@ def _proved(image: Image.Image, quad: np.ndarray, small: tuple[int, int], factor
         return False
     _, _, moved, lines = straighten(image, portrait_order(quad))
     return lines >= LAYOUT_MIN and within(moved * factor, *small)
+
+
+def _moved(quad: np.ndarray, fitted: np.ndarray) -> float:
+    """How far the fit moved an outline's corners: the farthest corner's distance to the nearest fitted corner, as
+    a share of the outline's size (the square root of its area)."""
+    size = float(np.sqrt(abs(cv2.contourArea(quad.astype(np.float32)))))
+    return max(float(np.min(np.linalg.norm(fitted - corner, axis=1))) for corner in quad) / size
+
+
+def _card_in_holder(image: Image.Image, holder: Outline, found: list[Outline],
+                    settled: Callable[[np.ndarray], np.ndarray]) -> Straightened | None:
+    """The card inside a top-loader taken for it: a card-like outline inside the chosen one, HOLDER_INNER of its
+    area, whose face shows its frame lines where they are (the fit keeps its corners). A top-loader's face shows
+    the card's lines too, the fit moving its corners in only part of the way, so the card's own outline is read
+    when the fit moved the chosen one's."""
+    inner = [o for o in found if o.card_like and o is not holder and holder.contains(o)
+             and HOLDER_INNER[0] <= o.area / holder.area < HOLDER_INNER[1]]
+    for o in sorted(inner, key=lambda o: -o.area)[:INSIDE_LOOKS]:
+        quad = portrait_order(settled(o.polygon))
+        held = straighten(image, quad)
+        if held[3] >= LAYOUT_MIN and _moved(quad, held[2]) <= HOLDER_STILL:
+            return held
+    return None
 
 
 def _inside(outer: Outline, found: list[Outline]) -> list[Outline]:
