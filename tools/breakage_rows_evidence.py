@@ -123,7 +123,10 @@ EVIDENCE_BREAKAGES = (
     Breakage(
         "a card whose edge left no outline not looked for round its printed boxes",
         "stage_e_dagster/domain/evidence/card_finder.py",
-        (("        return _by_parts(image, found, prepared, factor) or chosen", "        return chosen"),),
+        (("            return FoundCard(image, image_corners(), SCAN, detail={\"loose\": True})\n"
+          "        return _by_parts(image, found, prepared, factor, min_area) or chosen",
+          "            return FoundCard(image, image_corners(), SCAN, detail={\"loose\": True})\n"
+          "        return chosen"),),
         ("tests/unit/test_card_parts.py::test_a_card_whose_edge_left_no_outline_is_found_round_its_text_box",),
         what="no card guessed round a text box or art box when no outline made one"),
     Breakage(
@@ -138,6 +141,71 @@ EVIDENCE_BREAKAGES = (
           "    if False:"),),
         ("tests/unit/test_card_parts.py::test_a_small_card_seen_closer_is_too_small_not_absent",),
         what="no crop round a small card-shaped outline looked at afresh"),
+    Breakage(
+        "a small card on a palm never looked at round the palm", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("ZOOM_ASPECT, ZOOM_MIN_CARD, ZOOM_FULL = (ASPECT_RANGE[0], 1.0), 0.01, 0.85",
+          "ZOOM_ASPECT, ZOOM_MIN_CARD, ZOOM_FULL = ASPECT_RANGE, 0.01, 0.85"),),
+        ("tests/unit/test_card_closer.py::test_a_small_card_on_a_palm_is_seen_closer_round_the_palm",),
+        what="crops only round outlines in a card's proportions"),
+    Breakage(
+        "a small card with no outline never looked for on a larger copy",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if small is None and no_card:", "    if False:"),),
+        ("tests/unit/test_card_closer.py::test_a_small_card_with_no_outline_is_seen_on_a_larger_copy",),
+        what="no second outline search"),
+    Breakage(
+        "a crop looked at closer held to the photo's least card area",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if area < min_area:\n        return CardNotFound(CARD_TOO_SMALL, {\"area\": round(area, 4), "
+          "\"min_area\": min_area})\n    second = ",
+          "    if area < MIN_CARD_AREA:\n        return CardNotFound(CARD_TOO_SMALL, {\"area\": round(area, 4)})\n"
+          "    second = "),),
+        ("tests/unit/test_card_closer.py::test_a_crop_looked_at_closer_finds_a_card_under_the_photo_s_least_area",),
+        what="a small card in a crop answered too small there, not found"),
+    Breakage(
+        "a small card looked at no closer than the photo", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5, 1.5), 480, 3, (0.01, 0.2)",
+          "ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5,), 480, 3, (0.01, 0.2)"),
+         ("            if side > ZOOM_FULL * min(width, height):\n                continue", "")),
+        ("tests/unit/test_card_closer.py::test_a_small_card_in_a_palm_blob_taken_for_an_art_box_is_seen_closer",),
+        what="one crop per outline, the photo's size at most"),
+    Breakage(
+        "a second card with a frame line hidden not counted", "stage_e_dagster/domain/evidence/card_parts.py",
+        (("SECOND_LINES = 0.85", "SECOND_LINES = 0.9"),),
+        ("tests/unit/test_card_closer.py::test_a_second_card_whose_glare_hides_a_frame_line_makes_several",),
+        what="a second card needs a found card's share of its lines"),
+    Breakage(
+        "a part near the frame called cut off before the card round it is looked for",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            return _by_parts(image, found, prepared, factor, min_area) or chosen\n        if chosen.reason",
+          "            return chosen\n        if chosen.reason"),),
+        ("tests/unit/test_card_closer.py::test_two_cards_seen_only_by_their_boxes_near_the_frame_are_several_not_cut_off",),
+        what="no card looked for round the parts"),
+    Breakage(
+        "a frame grown to the photo's edge called cut off though its card lies whole",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        held = _round_frame_within(image, settle(quad, directional, colours) / factor)",
+          "        held = None"),),
+        ("tests/unit/test_card_closer.py::test_a_black_bordered_card_whose_frame_grew_to_the_photo_edge_is_found_round_it",),
+        what="no card looked for round the frame"),
+    Breakage(
+        "a patch of the surface round the card kept for it", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        if retry and any(proved(o.polygon) for o in _inside(picked, found)):", "        if False:"),),
+        ("tests/unit/test_card_closer.py::test_a_card_inside_a_patch_of_the_surface_taken_for_it_is_chosen_again",),
+        what="no card chosen again inside an outline of no card's shape"),
+    Breakage(
+        "an outline of no card's shape called cut off before the card round its boxes is looked for",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        return _by_parts(image, found, prepared, factor, min_area) or CardNotFound(",
+          "        return None or CardNotFound("),),
+        ("tests/unit/test_card_closer.py::test_a_card_whose_outline_is_no_card_s_shape_is_looked_for_round_its_boxes",),
+        what="no card looked for round the parts"),
+    Breakage(
+        "a top-loader's edge kept for its card", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if lines >= LAYOUT_MIN and _moved(full_quad, quad_full) > HOLDER_MOVED:", "    if False:"),),
+        ("tests/unit/test_card_closer.py::"
+         "test_a_card_in_a_top_loader_whose_face_shows_its_lines_is_chosen_over_the_holder",),
+        what="no card looked for inside an outline whose fit moved its corners"),
     Breakage(
         "a card guessed round a box kept though its inside is the surface",
         "stage_e_dagster/domain/evidence/card_parts.py",

@@ -171,8 +171,10 @@ def _no_whole_card(found: list[Outline], card_like: list[Outline], cut: list[Out
         return CardNotFound(CARD_CUT_OFF, {"area": round(best.area, 4), "support": round(best.support, 3)})
     if card_like:
         part = max(card_like, key=lambda o: o.area)
-        reason = CARD_CUT_OFF if near_frame(part, shape) else NO_CARD
-        return CardNotFound(reason, {"outlines": len(found), "part_area": round(part.area, 4)})
+        if near_frame(part, shape):  # (a guess from a part's place: the finder looks round the part first)
+            return CardNotFound(CARD_CUT_OFF, {"outlines": len(found), "part_area": round(part.area, 4),
+                                               "near_frame": True})
+        return CardNotFound(NO_CARD, {"outlines": len(found), "part_area": round(part.area, 4)})
     return CardNotFound(NO_CARD, {"outlines": len(found)})
 
 

@@ -9,20 +9,25 @@ off the frame or a card too small in it is a named skip.
   in other proportions whose best outline is the image's own edge.
 - **A photo.** Outlines are searched on a copy about 640 px long (`card_outline`); the card is the best supported
   four-sided outline in a card's proportions that lies on the surface (`card_choice`); inside a sleeve or top-loader
-  the card's own edge wins when it is in truer proportions than the holder's. Its sides are then settled on the
-  card's own edges (`card_settle`: a frame inside a dark border grows out to the card's faint edge, seen in colour
-  or in texture), and a card whose settled outline, perspective undone, is not in a card's proportions is a part of
-  a card: a skip, never a guess. Several cards are judged by whole card-shaped outlines apart from each other, not
-  by parts of one card. The full-resolution image is warped to a portrait card at the size the photo shows it
-  (capped), in exactly the trimmed card's proportions, and turned upright (`card_straighten`), its corners moved to
-  where its own frame lines put its edges (`card_layout`). A card whose straightened face does not show nearly all
+  the card's own edge wins when it is in truer proportions than the holder's, or when its face shows its frame
+  lines where they are while the holder's fit had to move its corners. Its sides are then settled on the card's
+  own edges (`card_settle`: a frame inside a dark border grows out to the card's faint edge, seen in colour or in
+  texture; a frame grown across a black border to the photo's edge gives way to the card round it when that lies
+  whole in the photo), and a card whose settled outline, perspective undone, is not in a card's proportions is a
+  part of a card: a skip, never a guess, unless a card-like outline inside it is proved a whole card by its lines
+  (it was a patch of the surface round the card) or the card is found round its printed boxes. Several cards are
+  judged by whole card-shaped outlines apart from each other, not by parts of one card. The full-resolution image
+  is warped to a portrait card at the size the photo shows it (capped), in exactly the trimmed card's proportions,
+  and turned upright (`card_straighten`), its corners moved to where its own frame lines put its edges
+  (`card_layout`). A card whose straightened face does not show nearly all
   its frame lines where they belong was a part of a card, a guess or an outline off the card: a skip, unless it is
   the art box of a card that lies whole round it, another outline over the same card shows them, or it lay on the
   card's frame and the card round it shows them; and a card-like outline apart from the card whose face shows a
   card's frame lines is a second card (`card_faces`). A card whose edge left no outline is looked for round its
-  printed text box or art box, proved by its frame lines (`card_parts`); and a photo skipped as holding no card or
-  a card cut off is looked at closer round its small card-shaped outlines: a whole card there, too small to read,
-  makes it a photo of a card too small.
+  printed text box or art box, proved by its frame lines (`card_parts`), and so is a card whose only outlines are
+  parts near the frame before it is called cut off; and a photo skipped as holding no card or a card cut off is
+  looked at closer round its small outlines (a card's shape or a palm's), and with no card found on a copy twice
+  as large: a whole card there, too small to read, makes it a photo of a card too small.
 
 Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
 bottom-left.
@@ -30,6 +35,7 @@ bottom-left.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -101,10 +107,18 @@ OTHER_AREA = 0.5
 # An image within this (relative) of a trimmed card's proportions, in which no outline is found, is taken as a
 # loosely cropped scan rather than skipped. It stops short of a phone's 3:4 (0.75).
 LOOSE_ASPECT = 0.04
-# A photo skipped as holding no card or a card cut off is looked at closer round its largest ZOOM_LOOKS card-like
-# outlines of at least ZOOM_MIN_AREA of the photo (and under MIN_CARD_AREA): a square crop ZOOM times the outline's
-# size, at least ZOOM_SIDE pixels.
-ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = 2.5, 480, 3, (0.01, 0.2)
+# A photo skipped as holding no card or a card cut off is looked at closer round its largest ZOOM_LOOKS small
+# outlines (ZOOM_AREA of the photo, their proportions within ZOOM_ASPECT: a card's, or a palm's round a card): square
+# crops ZOOM times the outline's size, at least ZOOM_SIDE pixels, in which a card of at least ZOOM_MIN_CARD of the
+# photo is read.
+ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5, 1.5), 480, 3, (0.01, 0.2)
+ZOOM_ASPECT, ZOOM_MIN_CARD, ZOOM_FULL = (ASPECT_RANGE[0], 1.0), 0.01, 0.85
+# Inside an outline chosen for the card that is no card's shape, the largest INSIDE_LOOKS card-like outlines of at
+# least INSIDE_AREA of its area are read for a whole card's frame lines.
+INSIDE_LOOKS, INSIDE_AREA = 2, 0.3
+# A card whose fit moved its outline's corners over HOLDER_MOVED of its size may be a top-loader: a card-like
+# outline inside it, HOLDER_INNER of its area, whose fit moves its corners at most HOLDER_STILL, is the card.
+HOLDER_MOVED, HOLDER_INNER, HOLDER_STILL = 0.02, (0.55, 0.86), 0.01
 # Corners within this share of the image's sides of the image's own corners: the card's edges are the image's.
 EDGE_SLACK = 0.03
 
@@ -114,10 +128,11 @@ def is_card_shaped(width: int, height: int) -> bool:
     return classify_bleed(width, height).bleed_class != "ambiguous"
 
 
-def find_card(image: Image.Image, zoom: bool = True) -> FoundCard | CardNotFound:
+def find_card(image: Image.Image, zoom: bool = True, min_area: float = MIN_CARD_AREA) -> FoundCard | CardNotFound:
     """The card in `image` (RGB), or why no single whole card can be isolated (see the module's docstring); with
     `zoom`, a photo skipped as holding no card or a card cut off is looked at closer round its small card-like
-    outlines (`_small_card`)."""
+    outlines (`_small_card`). A card under `min_area` of the image is too small to read (a crop looked at closer
+    passes a smaller one: the card is measured against the whole photo afterwards)."""
     width, height = image.size
     if is_card_shaped(width, height):
         return FoundCard(image, image_corners(), SCAN)
@@ -125,15 +140,18 @@ def find_card(image: Image.Image, zoom: bool = True) -> FoundCard | CardNotFound
     factor = small.shape[1] / image.width
     prepared = prepare(small, reduced_copy(image, 2 * WORK_LONG_SIDE, "L"))  # (for the texture channel)
     found = outlines(prepared)
-    answer = _answer(image, small, prepared, found, factor)
+    answer = _answer(image, small, prepared, found, factor, min_area)
     if zoom and isinstance(answer, CardNotFound) and answer.reason in (NO_CARD, CARD_CUT_OFF):
-        return _small_card(image, found, factor) or answer
+        return _small_card(image, found, factor, answer.reason == NO_CARD) or answer
     return answer
 
 
 def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: list[Outline],
-            factor: float) -> FoundCard | CardNotFound:
-    """The card among the outlines `found` on the small copy of a photo (its scale `factor`), or the skip."""
+            factor: float, min_area: float, retry: bool = True) -> FoundCard | CardNotFound:
+    """The card among the outlines `found` on the small copy of a photo (its scale `factor`), or the skip. An
+    outline chosen for the card that is no card's shape once settled is a part of one, or a patch of the surface
+    (planks, a palm) round the card: with `retry`, when a card-like outline inside it is proved a whole card by its
+    frame lines, the card is chosen again without it; else the card is looked for round its printed boxes."""
     width, height = image.size
     channels = list(cv2.split(prepared.lab)) + ([prepared.texture] if prepared.texture is not None else [])
     colours = np.dstack(channels).astype(np.float32) if prepared.texture is not None else None
@@ -143,16 +161,23 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
         return _proved(image, settle(q, directional, colours) / factor, (sw, sh), factor)
     chosen = choose(found, prepared, lambda q: settle(q, directional, colours), proved)
     if isinstance(chosen, CardNotFound):
-        if chosen.reason != NO_CARD:  # (a part near the frame, or a shape run off it, calls the card cut off)
+        if chosen.detail.get("near_frame"):  # (only a part, near the frame: the card round it may lie whole)
+            return _by_parts(image, found, prepared, factor, min_area) or chosen
+        if chosen.reason != NO_CARD:  # (a shape run off the frame calls the card cut off)
             return chosen
         if _loosely_card_shaped(width, height):
             return FoundCard(image, image_corners(), SCAN, detail={"loose": True})
-        return _by_parts(image, found, prepared, factor) or chosen
+        return _by_parts(image, found, prepared, factor, min_area) or chosen
     picked, quad = chosen, chosen.polygon
     grown = grow(quad, prepared.lab, prepared.gradient)
     if grown.runs_off and not proved(quad):  # (a holder's band or a shadow grown on to the frame, round a card
-        return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "runs off the photo"})
-    if grown.quad is not None and not grown.runs_off:  # whose own face shows its lines: the card is whole)
+        held = _round_frame_within(image, settle(quad, directional, colours) / factor)
+        if held is None:  # whose own face shows its lines, or a frame whose card lies whole round it: the card
+            return CardNotFound(CARD_CUT_OFF, {"area": round(chosen.area, 4), "border": "runs off the photo"})
+        area = float(abs(cv2.contourArea(held[2].astype(np.float32)))) / (width * height)  # is whole)
+        return _one_card(image, found, prepared, factor, held, area, {"frame": True, "layout": round(held[3], 3)},
+                         min_area)
+    if grown.quad is not None and not grown.runs_off:
         quad = grown.quad
     settled = settle(quad, directional, colours)
     if not (np.any(settled < 0) or np.any(settled[:, 0] > sw) or np.any(settled[:, 1] > sh)):
@@ -162,17 +187,24 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
     chosen = replace(chosen, area=float(abs(cv2.contourArea(quad.astype(np.float32)))) / (sw * sh))
     aspect = true_aspect(quad)
     if abs(aspect - layout.TRIM_ASPECT) > WHOLE_ASPECT:  # a part of a card, no whole one: no guess
+        if retry and any(proved(o.polygon) for o in _inside(picked, found)):  # (a patch of the surface round it)
+            return _answer(image, small, prepared, [o for o in found if o is not picked], factor, min_area, False)
         near = near_frame(replace(chosen, polygon=quad), (sh, sw))
-        return CardNotFound(CARD_CUT_OFF if near else NO_CARD, {"area": round(chosen.area, 4),
-                                                               "aspect": round(aspect, 3)})
+        return _by_parts(image, found, prepared, factor, min_area) or CardNotFound(
+            CARD_CUT_OFF if near else NO_CARD, {"area": round(chosen.area, 4), "aspect": round(aspect, 3)})
     quad = portrait_order(quad)
     if _is_whole_image(quad, sw, sh):
         return FoundCard(image, image_corners(), SCAN, detail={"edges": "image"})
     full_quad = quad / factor
     area = chosen.area
-    if area < MIN_CARD_AREA and area / ART_BOX_AREA < MIN_CARD_AREA:
-        return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
+    if area < min_area and area / ART_BOX_AREA < min_area:
+        return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": min_area})
     card, margin, quad_full, lines = straighten(image, full_quad)
+    if lines >= LAYOUT_MIN and _moved(full_quad, quad_full) > HOLDER_MOVED:
+        inner = _card_in_holder(image, picked, found, lambda q: settle(q, directional, colours) / factor)
+        if inner is not None:
+            card, margin, quad_full, lines = inner
+            area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)
     if lines < LAYOUT_MIN:  # the outline is no whole card's: a part of one (its art box?), or a guess
         held = around_art_box(image, full_quad, lambda q: edges_seen(q * factor, prepared.gradient))
         if held is None:  # another outline over the same card (its holder, the card in it) whose face shows them
@@ -187,25 +219,25 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
                     q * factor, prepared.gradient)):  # the art box of a card cut off by the frame
                 return CardNotFound(CARD_CUT_OFF, {"area": round(area, 4), "layout": round(lines, 3),
                                                    "art_box": "its card runs off the photo"})
-            if area < MIN_CARD_AREA:
-                return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
-            return (_by_parts(image, found, prepared, factor)
+            if area < min_area:
+                return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": min_area})
+            return (_by_parts(image, found, prepared, factor, min_area)
                     or CardNotFound(NO_CARD, {"area": round(area, 4), "layout": round(lines, 3)}))
         card, margin, quad_full, lines = held
         area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)
     detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3), "layout": round(lines, 3)}
-    return _one_card(image, found, prepared, factor, (card, margin, quad_full, lines), area, detail)
+    return _one_card(image, found, prepared, factor, (card, margin, quad_full, lines), area, detail, min_area)
 
 
 def _one_card(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float, held: Straightened,
-              area: float, detail: dict[str, Any]) -> FoundCard | CardNotFound:
+              area: float, detail: dict[str, Any], min_area: float) -> FoundCard | CardNotFound:
     """The straightened card `held` (its image, orientation margin, corners in full-image pixels and frame-line
     share), `area` its share of the photo, as the answer: unless it is too small to read, or a second card lies
     apart from it (its own outline's face or a part of its printing shows a card's frame lines)."""
     width, height = image.size
     card, margin, quad_full, _ = held
-    if area < MIN_CARD_AREA:
-        return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA})
+    if area < min_area:
+        return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": min_area})
     second = second_card(image, found, quad_full * factor, factor, HOLDER_REACH, MIN_RIVAL_AREA)
     if second is None:
         second = second_by_parts(image, found, prepared, factor, _grown(quad_full * factor, HOLDER_REACH))
@@ -216,41 +248,66 @@ def _one_card(image: Image.Image, found: list[Outline], prepared: Prepared, fact
                      orientation_margin=round(margin, 3), detail=detail)
 
 
-def _by_parts(image: Image.Image, found: list[Outline], prepared: Prepared,
-              factor: float) -> FoundCard | CardNotFound | None:
+def _by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float,
+              min_area: float) -> FoundCard | CardNotFound | None:
     """The answer for the card found round a part of its printing (`card_parts`) when no outline of it made a
     card, or None when none is."""
     held = card_by_parts(image, found, prepared, factor)
     if held is None:
         return None
     area = float(abs(cv2.contourArea(held[2].astype(np.float32)))) / (image.width * image.height)
-    return _one_card(image, found, prepared, factor, held, area, {"part": True, "layout": round(held[3], 3)})
+    return _one_card(image, found, prepared, factor, held, area, {"part": True, "layout": round(held[3], 3)},
+                     min_area)
 
 
-def _small_card(image: Image.Image, found: list[Outline], factor: float) -> CardNotFound | None:
-    """A card too small to read, seen closer: a photo with no card found (or one cut off) where a square crop ZOOM
-    times the size of one of its largest small outlines (ZOOM_LOOKS of them: whole, four-sided, in a card's rough
-    proportions, covering ZOOM_AREA of the photo, card-like ones first), looked at afresh, holds a whole card
-    (proved by its frame lines like any) under MIN_CARD_AREA of the photo. On the 640 px copy such a card is a few
-    dozen pixels wide: its edge merges with a palm's or a playmat's blob, and its sides settle off; seen closer,
-    they do not. Only a skip's reason changes: no card is answered."""
+def _small_card(image: Image.Image, found: list[Outline], factor: float, no_card: bool) -> CardNotFound | None:
+    """A card too small to read, seen closer: a photo with no card found (or one cut off) where a square crop round
+    one of its largest small outlines (ZOOM_LOOKS of them: whole, four-sided, in a card's rough proportions or a
+    palm's, covering ZOOM_AREA of the photo, card-like ones first), looked at afresh, holds a whole card (proved by
+    its frame lines like any) under MIN_CARD_AREA of the photo. On the 640 px copy such a card is a few dozen pixels
+    wide: its edge merges with a palm's or a playmat's blob, and its sides settle off; seen closer, they do not.
+    Each look is cropped ZOOM times the outline's size, then closer (the outline may be a blob round the card, a
+    palm, whose crop still shows the blob's edge); crops nearly the photo's size are not looked at. When the photo
+    holds `no_card` (not a card cut off) and no outline shows a small card, the outlines are searched again on a
+    copy twice as large (`_larger_outlines`): a small card's thin border, closed into its frame's edges on the
+    640 px copy, leaves it no outline there. Only a skip's reason changes: no card is answered."""
+    small = _seen_closer(image, found, factor)
+    if small is None and no_card:
+        small = _seen_closer(image, *_larger_outlines(image))
+    return small
+
+
+def _seen_closer(image: Image.Image, found: list[Outline], factor: float) -> CardNotFound | None:
+    """`_small_card` round the outlines `found` on a copy of scale `factor`."""
     width, height = image.size
-    looks = [o for o in found if o.whole and ASPECT_RANGE[0] <= o.aspect <= ASPECT_RANGE[1]
+    looks = [o for o in found if o.whole and ZOOM_ASPECT[0] <= o.aspect <= ZOOM_ASPECT[1]
              and ZOOM_AREA[0] <= o.area < ZOOM_AREA[1]]
     for o in sorted(looks, key=lambda o: (not o.card_like, -o.area))[:ZOOM_LOOKS]:
         quad = o.polygon / factor
         centre, extent = quad.mean(axis=0), float(np.max(np.ptp(quad, axis=0)))
-        side = min(max(ZOOM * extent, ZOOM_SIDE), width, height)
-        x0 = int(min(max(centre[0] - side / 2, 0), width - side))
-        y0 = int(min(max(centre[1] - side / 2, 0), height - side))
-        crop = image.crop((x0, y0, x0 + int(side), y0 + int(side)))
-        closer = find_card(crop, zoom=False)
-        if isinstance(closer, FoundCard) and closer.kind == PHOTO:
-            area = closer.area * crop.width * crop.height / (width * height)
-            if area < MIN_CARD_AREA:
-                return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA,
-                                                     "seen": "closer"})
+        for zoom in ZOOM:
+            side = min(max(zoom * extent, ZOOM_SIDE), width, height)
+            if side > ZOOM_FULL * min(width, height):
+                continue  # (no closer than the photo itself)
+            x0 = int(min(max(centre[0] - side / 2, 0), width - side))
+            y0 = int(min(max(centre[1] - side / 2, 0), height - side))
+            crop = image.crop((x0, y0, x0 + int(side), y0 + int(side)))
+            closer = find_card(crop, zoom=False, min_area=ZOOM_MIN_CARD * width * height / (side * side))
+            if isinstance(closer, FoundCard) and closer.kind == PHOTO:
+                area = closer.area * crop.width * crop.height / (width * height)
+                if area < MIN_CARD_AREA:
+                    return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": MIN_CARD_AREA,
+                                                         "seen": "closer"})
+                break  # (a card as large as any: no small one here)
+            if isinstance(closer, CardNotFound) and closer.reason == CARD_CUT_OFF and "support" in closer.detail:
+                break  # (a card run off the crop's frame: a closer crop cuts it more)
     return None
+
+
+def _larger_outlines(image: Image.Image) -> tuple[list[Outline], float]:
+    """The outlines on a copy of `image` twice the working copy's size (colour edges only), and its scale."""
+    larger = reduced_copy(image, 2 * WORK_LONG_SIDE, "RGB")
+    return outlines(prepare(larger)), larger.shape[1] / image.width
 
 
 def _grown(quad: np.ndarray, by: float) -> np.ndarray:
@@ -266,6 +323,46 @@ def _proved(image: Image.Image, quad: np.ndarray, small: tuple[int, int], factor
         return False
     _, _, moved, lines = straighten(image, portrait_order(quad))
     return lines >= LAYOUT_MIN and within(moved * factor, *small)
+
+
+def _moved(quad: np.ndarray, fitted: np.ndarray) -> float:
+    """How far the fit moved an outline's corners: the farthest corner's distance to the nearest fitted corner, as
+    a share of the outline's size (the square root of its area)."""
+    size = float(np.sqrt(abs(cv2.contourArea(quad.astype(np.float32)))))
+    return max(float(np.min(np.linalg.norm(fitted - corner, axis=1))) for corner in quad) / size
+
+
+def _card_in_holder(image: Image.Image, holder: Outline, found: list[Outline],
+                    settled: Callable[[np.ndarray], np.ndarray]) -> Straightened | None:
+    """The card inside a top-loader taken for it: a card-like outline inside the chosen one, HOLDER_INNER of its
+    area, whose face shows its frame lines where they are (the fit keeps its corners). A top-loader's face shows
+    the card's lines too, the fit moving its corners in only part of the way, so the card's own outline is read
+    when the fit moved the chosen one's."""
+    inner = [o for o in found if o.card_like and o is not holder and holder.contains(o)
+             and HOLDER_INNER[0] <= o.area / holder.area < HOLDER_INNER[1]]
+    for o in sorted(inner, key=lambda o: -o.area)[:INSIDE_LOOKS]:
+        quad = portrait_order(settled(o.polygon))
+        held = straighten(image, quad)
+        if held[3] >= LAYOUT_MIN and _moved(quad, held[2]) <= HOLDER_STILL:
+            return held
+    return None
+
+
+def _inside(outer: Outline, found: list[Outline]) -> list[Outline]:
+    """The largest INSIDE_LOOKS card-like outlines inside `outer`, at least INSIDE_AREA of its area."""
+    inner = [o for o in found if o.card_like and o is not outer and outer.contains(o)
+             and o.area >= INSIDE_AREA * outer.area]
+    return sorted(inner, key=lambda o: -o.area)[:INSIDE_LOOKS]
+
+
+def _round_frame_within(image: Image.Image, quad: np.ndarray) -> Straightened | None:
+    """The card round an outline on its frame (`round_frame`: full-image pixels), when it lies inside the photo: a
+    black border on a dark surface grows the frame's outline out to the photo's edge, though the card's own edge,
+    found by its frame lines, stays inside it."""
+    held = round_frame(image, portrait_order(quad))
+    if held is None or not within(held[2], image.width, image.height):
+        return None
+    return held
 
 
 def _loosely_card_shaped(width: int, height: int) -> bool:

@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_layout import ACROSS, ALONG, LAYOUT_MIN, read_layout
+from stage_e_dagster.domain.evidence.card_layout import ACROSS, ALONG, read_layout
 from stage_e_dagster.domain.evidence.card_layout import SIZE as LAYOUT_SIZE
 from stage_e_dagster.domain.evidence.card_outline import SURFACE_DELTA, Outline, Prepared, surface_distance
 from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten, warp_card
@@ -52,6 +52,10 @@ MIN_PART_CARD = 0.015
 # A second card guessed round a part whose face shows at least this share of its frame lines is straightened and
 # its corners fitted to them before it is judged (a part's outline puts the card round it a little off its place).
 SECOND_FIT = 0.8
+# A second card round a part, its inside printed, is a card when its face shows at least this share of its frame
+# lines: a little under a found card's (`LAYOUT_MIN`), for a card in a sleeve whose glare hides a line or two is
+# still a card, and the surface round a box-shaped patch shows far fewer.
+SECOND_LINES = 0.85
 
 Straightened = tuple[Image.Image, float, np.ndarray, float]
 
@@ -122,7 +126,7 @@ def card_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, 
 def second_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float,
                     apart: np.ndarray) -> float | None:
     """The area (share of the photo) of a second card round a part lying apart from `apart` (the found card and its
-    holder, small-copy pixels) whose face, straightened, shows at least LAYOUT_MIN of its frame lines and whose
+    holder, small-copy pixels) whose face, straightened, shows at least SECOND_LINES of its frame lines and whose
     inside is printed; else None."""
     width, height = image.size
     h, w = prepared.lab.shape[:2]
@@ -134,12 +138,12 @@ def second_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared
         corners = portrait_order(card) / factor / (width, height)
         face = np.asarray(warp_card(image, tuple(map(tuple, corners)), long_side=LAYOUT_SIZE[1]))  # type: ignore[arg-type]
         lines = read_layout(face)
-        if max(lines.score, lines.turned) >= LAYOUT_MIN:
+        if max(lines.score, lines.turned) >= SECOND_LINES:
             return float(abs(cv2.contourArea(card.astype(np.float32)))) / (w * h)
         if max(lines.score, lines.turned) >= SECOND_FIT:  # (off its place by a little: fitted to its lines)
             held = straighten(image, portrait_order(card / factor))
             moved = (held[2] * factor).astype(np.float32)
-            if (held[3] >= LAYOUT_MIN and cv2.intersectConvexConvex(moved, reach)[0] <= 0
+            if (held[3] >= SECOND_LINES and cv2.intersectConvexConvex(moved, reach)[0] <= 0
                     and _printed(moved, prepared)):
                 return float(abs(cv2.contourArea(moved))) / (w * h)
     return None
