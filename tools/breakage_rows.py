@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tools.breakage_row import Breakage
 from tools.breakage_rows_evidence import EVIDENCE_BREAKAGES
+from tools.breakage_rows_finder import FINDER_BREAKAGES
 from tools.breakage_rows_twins import TWIN_BREAKAGES
 
 __all__ = ["BREAKAGES", "Breakage"]
@@ -331,5 +332,6 @@ BREAKAGES = (
         ("tests/db/test_fetch_races.py::test_an_outcome_for_the_old_version_that_meets_a_sync_of_the_new_one_is_dropped",),
         what="`record_fetched` without its compare-and-swap on `remote_token`"),
     *EVIDENCE_BREAKAGES,
+    *FINDER_BREAKAGES,
     *TWIN_BREAKAGES,
 )

@@ -1,0 +1,201 @@
+"""The breakage table's rows for the card finder: whether an image is a photo, the card's outline, straightening
+and way up, and the named skips (`breakage_rows.BREAKAGES` lists them after the evidence rows)."""
+
+from __future__ import annotations
+
+from tools.breakage_row import Breakage
+
+FINDER_BREAKAGES = (
+    Breakage(
+        "scans sent down the photo path", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if is_card_shaped(width, height):\n        return FoundCard(image, image_corners(), SCAN)",
+          "    if False:\n        return FoundCard(image, image_corners(), SCAN)"),),
+        ("tests/unit/test_card_finder.py::test_an_ordinary_scan_is_already_a_card",),
+        what="the card-proportions test skipped"),
+    Breakage(
+        "a photo of several cards taken as one", "stage_e_dagster/domain/evidence/card_choice.py",
+        (("    if rivals:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photo_of_two_cards_skips_as_several",),
+        what="rival cards ignored"),
+    Breakage(
+        "a card cut off by the frame not seen", "stage_e_dagster/domain/evidence/card_choice.py",
+        (("    if cut:\n        best = max(cut", "    if False:\n        best = max(cut"),),
+        ("tests/unit/test_card_finder.py::test_a_card_cut_off_by_the_frame_skips_as_cut_off",),
+        what="cut-off outlines ignored"),
+    Breakage(
+        "a cut-off card's art box answered too small", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            if art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside(",
+          "            if False and art_box_runs_off(full_quad, (width, height), lambda q: edges_seen_inside("),),
+        ("tests/unit/test_card_cut_off.py::test_an_art_box_whose_card_runs_off_the_photo_is_a_card_cut_off",),
+        what="an art box whose card runs off the photo not called cut off"),
+    Breakage(
+        "a cut-off card's frame taken for a second card", "stage_e_dagster/domain/evidence/card_choice.py",
+        (("    if parts and max(o.area for o in parts) > best.area:", "    if False:"),),
+        ("tests/unit/test_card_cut_off.py::"
+         "test_a_frame_inside_a_card_run_off_the_photo_outweighs_a_small_whole_shape",),
+        what="a frame inside a cut-off outline ignored"),
+    Breakage(
+        "a card in a top-loader run off the photo not proved by its lines",
+        "stage_e_dagster/domain/evidence/card_choice.py",
+        (("    if not top and proved is not None:", "    if False:"),),
+        ("tests/unit/test_card_proof.py::test_a_card_in_a_top_loader_run_off_the_photo_is_found_by_its_frame_lines",),
+        what="no card-like outline off the surface proved by its frame lines"),
+    Breakage(
+        "a small card near the frame called cut off", "stage_e_dagster/domain/evidence/card_faces.py",
+        (("    return any((np.any(card < 0) or np.any(card > limit)) and seen(card) for card in _cards_round(quad))",
+          "    return any((np.any(card < 0) or np.any(card > limit)) for card in _cards_round(quad))"),),
+        ("tests/unit/test_card_cut_off.py::test_a_small_card_near_the_frame_is_not_called_cut_off",),
+        what="the card round an art box taken as run off without its edges seen"),
+    Breakage(
+        "two parts of one card taken for two cards", "stage_e_dagster/domain/evidence/card_choice.py",
+        (("    if len(rivals) == 1 and proved is not None:", "    if False:"),),
+        ("tests/unit/test_card_proof.py::test_two_parts_of_one_card_split_by_a_line_across_it_are_one_card",),
+        what="no join of two card-like parts proved by their frame lines"),
+    Breakage(
+        "a card's frame taken for it in its sleeve, no other outline read",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        if held is None:  # another outline over the same card", "        if False:  # another outline"),),
+        ("tests/unit/test_card_proof.py::"
+         "test_a_card_whose_frame_passed_for_it_is_found_by_another_outline_over_it",),
+        what="no other outline over the card read when its face shows too few lines"),
+    Breakage(
+        "a card's frame inside a dark border never grown to the card",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            held = round_frame(image, full_quad)", "            held = None"),),
+        ("tests/unit/test_card_proof.py::"
+         "test_a_card_whose_outline_lay_on_its_frame_inside_a_dark_border_is_found_round_it",),
+        what="an outline on the frame not straightened larger when its face shows too few lines"),
+    Breakage(
+        "a card grown round its outline need not hold it",
+        "stage_e_dagster/domain/evidence/card_faces.py",
+        (("    return found if np.all(inside >= -FRAME_HELD) and np.all(inside <= 1 + FRAME_HELD) else None",
+          "    return found"),),
+        ("tests/unit/test_card_proof.py::test_a_card_grown_round_its_outline_must_hold_it",),
+        what="a card fitted round a frame kept though a side moved in past the outline"),
+    Breakage(
+        "corners fitted off the photo keep the fit's line share",
+        "stage_e_dagster/domain/evidence/card_straighten.py",
+        (("            score = first\n", "            pass\n"),),
+        ("tests/unit/test_card_finder.py::"
+         "test_corners_fitted_off_the_photo_leave_the_outline_with_its_own_line_share",),
+        what="the unmoved outline returned with the moved one's line share"),
+    Breakage(
+        "a band grown on to the frame round a whole card calls it cut off",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if grown.runs_off and not proved(quad):", "    if grown.runs_off:"),),
+        ("tests/unit/test_card_proof.py::"
+         "test_a_band_grown_on_to_the_frame_round_a_card_proved_whole_is_no_cut_off_card",),
+        what="a border band run off the photo calls the card cut off though its face proves it whole"),
+    Breakage(
+        "a card inside a cut-off shape never proved by its face",
+        "stage_e_dagster/domain/evidence/card_choice.py",
+        (("        looks = outer + [c for c in card_like if all(c is not o for o in outer)",
+          "        looks = outer + [c for c in () if all(c is not o for o in outer)"),),
+        ("tests/unit/test_card_proof.py::"
+         "test_a_card_inside_a_cut_off_shape_proved_whole_by_its_face_is_the_card",),
+        what="only outlines inside no cut-off shape read for their frame lines"),
+    Breakage(
+        "a card split by a line across it not joined with its part off the surface",
+        "stage_e_dagster/domain/evidence/card_choice.py",
+        (("        best = _split_card(best, card_like, proved, w, h)", "        pass"),),
+        ("tests/unit/test_card_parts.py::"
+         "test_a_card_split_by_a_line_across_it_is_joined_with_its_part_off_the_surface",),
+        what="no card-like part beside the chosen outline joined with it"),
+    Breakage(
+        "a card whose edge left no outline not looked for round its printed boxes",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            return FoundCard(image, image_corners(), SCAN, detail={\"loose\": True})\n"
+          "        return _by_parts(image, found, prepared, factor, min_area) or chosen",
+          "            return FoundCard(image, image_corners(), SCAN, detail={\"loose\": True})\n"
+          "        return chosen"),),
+        ("tests/unit/test_card_parts.py::test_a_card_whose_edge_left_no_outline_is_found_round_its_text_box",),
+        what="no card guessed round a text box or art box when no outline made one"),
+    Breakage(
+        "a second card whose edge left no outline not seen", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        second = second_by_parts(image, found, prepared, factor, _grown(quad_full * factor, HOLDER_REACH))",
+          "        second = None"),),
+        ("tests/unit/test_card_parts.py::test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several",),
+        what="no second card looked for round a part of its printing"),
+    Breakage(
+        "a small card never seen closer", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if zoom and isinstance(answer, CardNotFound) and answer.reason in (NO_CARD, CARD_CUT_OFF):",
+          "    if False:"),),
+        ("tests/unit/test_card_parts.py::test_a_small_card_seen_closer_is_too_small_not_absent",),
+        what="no crop round a small card-shaped outline looked at afresh"),
+    Breakage(
+        "a small card on a palm never looked at round the palm", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("ZOOM_ASPECT, ZOOM_MIN_CARD, ZOOM_FULL = (ASPECT_RANGE[0], 1.0), 0.01, 0.85",
+          "ZOOM_ASPECT, ZOOM_MIN_CARD, ZOOM_FULL = ASPECT_RANGE, 0.01, 0.85"),),
+        ("tests/unit/test_card_closer.py::test_a_small_card_on_a_palm_is_seen_closer_round_the_palm",),
+        what="crops only round outlines in a card's proportions"),
+    Breakage(
+        "a small card with no outline never looked for on a larger copy",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if small is None and no_card:", "    if False:"),),
+        ("tests/unit/test_card_closer.py::test_a_small_card_with_no_outline_is_seen_on_a_larger_copy",),
+        what="no second outline search"),
+    Breakage(
+        "a crop looked at closer held to the photo's least card area",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if area < min_area:\n        return CardNotFound(CARD_TOO_SMALL, {\"area\": round(area, 4), "
+          "\"min_area\": min_area})\n    second = ",
+          "    if area < MIN_CARD_AREA:\n        return CardNotFound(CARD_TOO_SMALL, {\"area\": round(area, 4)})\n"
+          "    second = "),),
+        ("tests/unit/test_card_closer.py::test_a_crop_looked_at_closer_finds_a_card_under_the_photo_s_least_area",),
+        what="a small card in a crop answered too small there, not found"),
+    Breakage(
+        "a small card looked at no closer than the photo", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5, 1.5), 480, 3, (0.01, 0.2)",
+          "ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5,), 480, 3, (0.01, 0.2)"),
+         ("            if side > ZOOM_FULL * min(width, height):\n                continue", "")),
+        ("tests/unit/test_card_closer.py::test_a_small_card_in_a_palm_blob_taken_for_an_art_box_is_seen_closer",),
+        what="one crop per outline, the photo's size at most"),
+    Breakage(
+        "a second card with a frame line hidden not counted", "stage_e_dagster/domain/evidence/card_parts.py",
+        (("SECOND_LINES = 0.85", "SECOND_LINES = 0.9"),),
+        ("tests/unit/test_card_closer.py::test_a_second_card_whose_glare_hides_a_frame_line_makes_several",),
+        what="a second card needs a found card's share of its lines"),
+    Breakage(
+        "a part near the frame called cut off before the card round it is looked for",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            return _by_parts(image, found, prepared, factor, min_area) or chosen\n        if chosen.reason",
+          "            return chosen\n        if chosen.reason"),),
+        ("tests/unit/test_card_closer.py::test_two_cards_seen_only_by_their_boxes_near_the_frame_are_several_not_cut_off",),
+        what="no card looked for round the parts"),
+    Breakage(
+        "a frame grown to the photo's edge called cut off though its card lies whole",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        held = _round_frame_within(image, settle(quad, directional, colours) / factor)",
+          "        held = None"),),
+        ("tests/unit/test_card_closer.py::test_a_black_bordered_card_whose_frame_grew_to_the_photo_edge_is_found_round_it",),
+        what="no card looked for round the frame"),
+    Breakage(
+        "a patch of the surface round the card kept for it", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        if retry and any(proved(o.polygon) for o in _inside(picked, found)):", "        if False:"),),
+        ("tests/unit/test_card_closer.py::test_a_card_inside_a_patch_of_the_surface_taken_for_it_is_chosen_again",),
+        what="no card chosen again inside an outline of no card's shape"),
+    Breakage(
+        "an outline of no card's shape called cut off before the card round its boxes is looked for",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("        return _by_parts(image, found, prepared, factor, min_area) or CardNotFound(",
+          "        return None or CardNotFound("),),
+        ("tests/unit/test_card_closer.py::test_a_card_whose_outline_is_no_card_s_shape_is_looked_for_round_its_boxes",),
+        what="no card looked for round the parts"),
+    Breakage(
+        "a top-loader's edge kept for its card", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if lines >= LAYOUT_MIN and _moved(full_quad, quad_full) > HOLDER_MOVED:", "    if False:"),),
+        ("tests/unit/test_card_closer.py::"
+         "test_a_card_in_a_top_loader_whose_face_shows_its_lines_is_chosen_over_the_holder",),
+        what="no card looked for inside an outline whose fit moved its corners"),
+    Breakage(
+        "a card guessed round a box kept though its inside is the surface",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("    return len(pixels) > 0 and float(np.mean(", "    return True or len(pixels) > 0 and float(np.mean("),),
+        ("tests/unit/test_card_parts.py::test_a_card_guessed_round_a_box_whose_inside_is_the_surface_is_no_card",),
+        what="`_printed` passes every guess"),
+    Breakage(
+        "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
+        (("    if turn:\n", "    if False:\n"),),
+        ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),
+        what="orientation ignored"),
+)
