@@ -251,6 +251,8 @@ class Scripted:
         return self.text
 
 
+UNTOLD = ReadCatalog.build([("Swamp", "ttt", "270"), ("Swamp", "ttt", "271")], codeless={"ttt"},
+                            layouts={"ttt": [LEGAL_NUMBER]})
 LANDS = ReadCatalog.build([("Mountain", "ifx", "332"), ("Mountain", "ifx", "333")], totals={"ifx": 334},
                           layouts={"ifx": [MODERN]})
 
@@ -260,6 +262,7 @@ LANDS = ReadCatalog.build([("Mountain", "ifx", "332"), ("Mountain", "ifx", "333"
     [
         (CATALOG, "271/301", "Swamp", True),  # the set's total read: only 270 was in doubt
         (CATALOG, "271", "Swamp", False),  # no total: the era check still has a say
+        (UNTOLD, "271/301", "Swamp", False),  # a total the catalogue cannot check: nor does it settle anything
         (CATALOG, "275/301", "Island", True),
         (LANDS, "332/334 L\nIFX • EN", "Mountain", True),  # the set code read
     ],
