@@ -204,9 +204,11 @@ class BottomBand:
 
     @classmethod
     def of(cls, crop: Image.Image) -> BottomBand:
-        """The band's text and blocks. When no block at the left or in the centre is found (text over art, on a
-        borderless printing: the art's texture is ink too at the usual contrast), the band is taken again at a
-        contrast only the printed text reaches."""
+        """The band's text and blocks. Where the border's light changes across the band (art behind the type,
+        `_uneven`) each pixel is measured against its neighbourhood, not one background level; where a run of text
+        rows is too tall for a line (a tilted scan) the band is turned level first. When no block at the left or in
+        the centre is found (text over art, on a borderless printing: the art's texture is ink too at the usual
+        contrast), the band is taken again at a contrast only the printed text reaches."""
         gray = ImageOps.autocontrast(crop.convert("L"), cutoff=1)
         local = max(3, gray.height // 2) | 1 if _uneven(np.asarray(gray)) else 0
         text = pp.text_image(gray, background_rows=BORDER_ROWS, local=local)
@@ -215,7 +217,7 @@ class BottomBand:
             angle = pp.skew_angle(text.image)
             if angle:
                 gray = gray.rotate(angle, resample=Image.BICUBIC, fillcolor=pp.background_level(np.asarray(gray)))
-                text = pp.text_image(gray, background_rows=BORDER_ROWS)
+                text = pp.text_image(gray, background_rows=BORDER_ROWS, local=local)
                 blocks = find_blocks(text.ink)
         if not any(block.place != "right" for block in blocks.blocks):
             strong = pp.text_image(gray, min_contrast=STRONG_CONTRAST, background_rows=BORDER_ROWS)
