@@ -9,14 +9,9 @@ The photos are the photo benchmark's (`demo.photo`) at a phone's size, where tho
 
 from __future__ import annotations
 
-import math
-import random
-
 from PIL import Image
 
-from stage_e_dagster.demo.catalog import generate_catalog
-from stage_e_dagster.demo.photo import DrawnPhoto, draw_photo, plan_photo
-from stage_e_dagster.demo.render import render_scan
+from stage_e_dagster.demo.photo import DrawnPhoto
 from stage_e_dagster.domain.evidence.card_finder import (
     CARD_TOO_SMALL,
     PHOTO,
@@ -25,22 +20,7 @@ from stage_e_dagster.domain.evidence.card_finder import (
     FoundCard,
     find_card,
 )
-from stage_e_dagster.domain.evidence.load import load_scan
-
-TOLERANCE = 0.02
-
-
-def _photo(seed: int, index: int, case: str = "single") -> tuple[DrawnPhoto, Image.Image]:
-    """The photo benchmark's photo `index` of `case` for `seed`, with the same cards, decoded as Stage C."""
-    cards = random.Random(seed).sample(generate_catalog(400, seed=37), 60)
-    at = index if case == "single" else 300 + 12 * ("several", "cut-off", "too-small").index(case) + index
-
-    def face(k: int) -> Image.Image:
-        return render_scan(cards[k % 60], long_side=1400, bleed=k % 60 % 3 == 0, seed=seed)
-
-    plan = plan_photo(100_000 * seed + (0 if case == "single" else 50_000) + index, case)
-    photo = draw_photo(face(at), plan, tuple(face(at + k) for k in (1, 2)) if case == "several" else ())
-    return photo, load_scan(photo.jpeg()).image  # type: ignore[union-attr]
+from tests.unit.bench_photo_cases import TOLERANCE, bench_photo, corner_error
 
 
 def _too_small_seen_closer(found: FoundCard | CardNotFound) -> None:
@@ -51,26 +31,26 @@ def _too_small_seen_closer(found: FoundCard | CardNotFound) -> None:
 def test_a_small_card_on_a_palm_is_seen_closer_round_the_palm() -> None:
     """A small card held on a palm: its outline merges with the palm's round blob, whose outline is nearly square,
     not a card's shape. Looked at closer round the blob, the card is whole and too small."""
-    _too_small_seen_closer(find_card(_photo(0, 0, "too-small")[1]))
+    _too_small_seen_closer(find_card(bench_photo(0, 0, "too-small")[1]))
 
 
 def test_a_small_card_with_no_outline_is_seen_on_a_larger_copy() -> None:
     """A small card at a playmat's edge: on the 640 px copy its thin border closes into its frame's edges and no
     outline of it, nor of any part, is left. A copy twice as large shows its outline, and closer it is too small."""
-    _too_small_seen_closer(find_card(_photo(0, 11, "too-small")[1]))
+    _too_small_seen_closer(find_card(bench_photo(0, 11, "too-small")[1]))
 
 
 def test_a_small_card_in_a_palm_blob_taken_for_an_art_box_is_seen_closer() -> None:
     """A small sleeved card on a palm on wood: the card and palm make one card-like blob, taken for an art box whose
     card runs off the photo. The first crop round it is the photo's whole height, no closer; a tighter one shows
     the card whole and too small, not cut off."""
-    _too_small_seen_closer(find_card(_photo(0, 10, "too-small")[1]))
+    _too_small_seen_closer(find_card(bench_photo(0, 10, "too-small")[1]))
 
 
 def test_a_second_card_whose_glare_hides_a_frame_line_makes_several() -> None:
     """Two sleeved cards on a playmat: the second's outline is lost, and the card round its art box shows 88% of
     its frame lines (a sleeve's glare hides some), short of a found card's share but far over a surface's."""
-    found = find_card(_photo(0, 4, "several")[1])
+    found = find_card(bench_photo(0, 4, "several")[1])
     assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
 
 
@@ -78,7 +58,7 @@ def test_two_cards_seen_only_by_their_boxes_near_the_frame_are_several_not_cut_o
     """Two sleeved cards on a playmat, neither leaving an outline of its own: only their art and text boxes do,
     one near the photo's frame. The card round each box lies whole in the photo, shown by its frame lines: the
     photo is of several cards, not of one cut off."""
-    found = find_card(_photo(0, 9, "several")[1])
+    found = find_card(bench_photo(0, 9, "several")[1])
     assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
 
 
@@ -86,14 +66,14 @@ def test_a_black_bordered_card_whose_frame_grew_to_the_photo_edge_is_found_round
     """A black-bordered card on a dark cloth near the photo's top: its outline is its frame, and the frame grown
     out across the black border reaches the photo's edge. The card round the frame, fitted by its lines, lies
     inside the photo: it is found, not cut off."""
-    photo, image = _photo(0, 21)
+    photo, image = bench_photo(0, 21)
     assert _found_within_tolerance(photo, image).detail.get("frame")
 
 
 def test_a_crop_looked_at_closer_finds_a_card_under_the_photo_s_least_area() -> None:
     """A crop is looked at for a card however small against the crop (`min_area`): the card is measured against
     the whole photo afterwards. With the photo's own least area the same card is only too small."""
-    image = _photo(0, 2, "too-small")[1]
+    image = bench_photo(0, 2, "too-small")[1]
     assert find_card(image, zoom=False).reason == CARD_TOO_SMALL  # type: ignore[union-attr]
     found = find_card(image, zoom=False, min_area=0.01)
     assert isinstance(found, FoundCard) and found.kind == PHOTO and found.area < 0.1, found
@@ -102,10 +82,7 @@ def test_a_crop_looked_at_closer_finds_a_card_under_the_photo_s_least_area() -> 
 def _found_within_tolerance(photo: DrawnPhoto, image: Image.Image) -> FoundCard:
     found = find_card(image)
     assert isinstance(found, FoundCard) and found.kind == PHOTO, found
-    w, h = image.size
-    error = max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
-                for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
-    assert error <= TOLERANCE
+    assert corner_error(found, photo, image.size) <= TOLERANCE
     return found
 
 
@@ -113,14 +90,14 @@ def test_a_card_inside_a_patch_of_the_surface_taken_for_it_is_chosen_again() -> 
     """A card on a palm on wood: a card-like outline of planks and palm round it is larger, so it is chosen, but
     settled it is no card's shape. The card's own outline inside it shows its frame lines: chosen again without
     the patch, the card is found, not called cut off."""
-    photo, image = _photo(3, 70)
+    photo, image = bench_photo(3, 70)
     _found_within_tolerance(photo, image)
 
 
 def test_a_card_whose_outline_is_no_card_s_shape_is_looked_for_round_its_boxes() -> None:
     """A card on a palm whose edge merges with the palm's: the outline chosen is no card's shape once settled, and
     near the frame; the card round its text box shows its frame lines, so it is found, not called cut off."""
-    photo, image = _photo(3, 231)
+    photo, image = bench_photo(3, 231)
     assert _found_within_tolerance(photo, image).detail.get("part")
 
 
@@ -128,5 +105,5 @@ def test_a_card_in_a_top_loader_whose_face_shows_its_lines_is_chosen_over_the_ho
     """A card in a top-loader seen at 13 degrees: the holder's inner edge is chosen (in a card's rough proportions,
     nearly as true as the card's), and its face shows the card's lines though the fit moves its corners only part
     of the way in. The card's own outline inside it shows them where they are: it is the card."""
-    photo, image = _photo(3, 225)
+    photo, image = bench_photo(3, 225)
     _found_within_tolerance(photo, image)

@@ -8,14 +8,9 @@ The photos are the photo benchmark's (`demo.photo`) at a phone's size, where tho
 from __future__ import annotations
 
 import math
-import random
 
 import numpy as np
-from PIL import Image
 
-from stage_e_dagster.demo.catalog import generate_catalog
-from stage_e_dagster.demo.photo import DrawnPhoto, draw_photo, plan_photo
-from stage_e_dagster.demo.render import render_scan
 from stage_e_dagster.domain.evidence.card_finder import (
     CARD_TOO_SMALL,
     PHOTO,
@@ -26,29 +21,7 @@ from stage_e_dagster.domain.evidence.card_finder import (
 )
 from stage_e_dagster.domain.evidence.card_outline import outlines, prepare, reduced_copy
 from stage_e_dagster.domain.evidence.card_parts import TEXT_BOX, card_by_parts, cards_round
-from stage_e_dagster.domain.evidence.load import load_scan
-
-TOLERANCE = 0.02
-
-
-def _photo(seed: int, index: int, case: str = "single") -> tuple[DrawnPhoto, Image.Image]:
-    """The photo benchmark's photo `index` of `case` (as it numbers them: 12 of each must-skip case after its 300
-    single ones) for `seed`, with the same cards, decoded as Stage C."""
-    cards = random.Random(seed).sample(generate_catalog(400, seed=37), 60)
-    at = index if case == "single" else 300 + 12 * ("several", "cut-off", "too-small").index(case) + index
-
-    def face(k: int) -> Image.Image:
-        return render_scan(cards[k % 60], long_side=1400, bleed=k % 60 % 3 == 0, seed=seed)
-
-    plan = plan_photo(100_000 * seed + (0 if case == "single" else 50_000) + index, case)
-    photo = draw_photo(face(at), plan, tuple(face(at + k) for k in (1, 2)) if case == "several" else ())
-    return photo, load_scan(photo.jpeg()).image  # type: ignore[union-attr]
-
-
-def _error(found: FoundCard, photo: DrawnPhoto, size: tuple[int, int]) -> float:
-    w, h = size
-    return max(math.hypot((f[0] - t[0]) * w, (f[1] - t[1]) * h)
-               for f, t in zip(found.corners, photo.corners, strict=True)) / math.hypot(w, h)
+from tests.unit.bench_photo_cases import TOLERANCE, bench_photo, corner_error
 
 
 def test_the_cards_round_a_text_box_put_it_where_the_layout_does() -> None:
@@ -68,26 +41,26 @@ def test_the_cards_round_a_text_box_put_it_where_the_layout_does() -> None:
 def test_a_card_whose_edge_left_no_outline_is_found_round_its_text_box() -> None:
     """A sleeved card on a playmat whose bright blobs swallow its edge: no card-like outline of it lies on the
     surface, but its text box's outline does, and the card round it shows its frame lines."""
-    photo, image = _photo(0, 278)
+    photo, image = bench_photo(0, 278)
     found = find_card(image)
     assert isinstance(found, FoundCard) and found.kind == PHOTO, found
-    assert found.detail.get("part") and _error(found, photo, image.size) <= TOLERANCE
+    assert found.detail.get("part") and corner_error(found, photo, image.size) <= TOLERANCE
 
 
 def test_a_card_split_by_a_line_across_it_is_joined_with_its_part_off_the_surface() -> None:
     """A card on wood split by a glare band's edge: its upper part is a card-like outline on the surface, its lower
     part (the art box and below) one ringed by the card, not the surface. Joined, the two make the card, proved by
     its frame lines; the upper part alone is no card."""
-    photo, image = _photo(3, 49)
+    photo, image = bench_photo(3, 49)
     found = find_card(image)
     assert isinstance(found, FoundCard) and found.kind == PHOTO, found
-    assert _error(found, photo, image.size) <= TOLERANCE
+    assert corner_error(found, photo, image.size) <= TOLERANCE
 
 
 def test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several() -> None:
     """Two sleeved cards on a playmat: the second's pale border fades into a pale blob and leaves no outline, but
     its text box does, and the card round it, fitted to its lines, shows them: the photo is of several cards."""
-    _, image = _photo(0, 2, case="several")
+    _, image = bench_photo(0, 2, case="several")
     found = find_card(image)
     assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
 
@@ -95,7 +68,7 @@ def test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several() -> 
 def test_a_small_card_seen_closer_is_too_small_not_absent() -> None:
     """A small sleeved card at a playmat's edge: on the whole photo's working copy its outline is lost (no card
     found); looked at closer round a card-shaped outline, it is a whole card, proved by its lines, and too small."""
-    _, image = _photo(3, 7, case="too-small")
+    _, image = bench_photo(3, 7, case="too-small")
     found = find_card(image)
     assert isinstance(found, CardNotFound) and found.reason == CARD_TOO_SMALL, found
     assert found.detail.get("seen") == "closer"
@@ -107,11 +80,11 @@ def test_a_card_guessed_round_a_box_whose_inside_is_the_surface_is_no_card() -> 
     the planks) shows 95% of its lines among the planks' grain, but its inside shows the surface: no card is
     answered round a part there, rather than one with its corners off."""
     for index in (116, 120):
-        photo, image = _photo(0, index)
+        photo, image = bench_photo(0, index)
         small = reduced_copy(image, 640, "RGB")
         prepared = prepare(small, reduced_copy(image, 1280, "L"))
         held = card_by_parts(image, outlines(prepared), prepared, small.shape[1] / image.width)
         if held is not None:
             corners = tuple((float(x) / image.width, float(y) / image.height) for x, y in held[2])
             found = FoundCard(held[0], corners, PHOTO)  # type: ignore[arg-type]
-            assert _error(found, photo, image.size) <= TOLERANCE, index
+            assert corner_error(found, photo, image.size) <= TOLERANCE, index

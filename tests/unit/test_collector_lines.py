@@ -139,7 +139,7 @@ def test_type_over_art_whose_light_changes_is_found_against_its_own_surroundings
     assert find_blocks(text_image(image, background_rows=BORDER_ROWS).ink).at("left") is None  # one level
     left = BottomBand.of(image).blocks.at("left")
     assert left is not None and len(left.lines) == 2
-    even = Image.new("L", (900, 110), 50)  # a printed border: one level, as before
+    even = Image.new("L", (900, 110), 50)  # a printed border: one level
     ImageDraw.Draw(even).text((40, 40), "103/097 U", font=font, fill=235)
     assert not _uneven(np.asarray(even))
 
