@@ -255,4 +255,39 @@ EVIDENCE_BREAKAGES = (
         ("tests/unit/test_collector_lines.py::"
          "test_type_over_art_whose_light_changes_is_found_against_its_own_surroundings",),
         what="`BottomBand.of` never measures the background locally"),
+    Breakage(
+        "a number found inside a longer one", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("        moved[:, :2] = np.maximum(moved[:, :2], ends_other)",
+          "        moved[:, :2] = np.maximum(moved[:, :2], max(ends_other, ends_digit))"),),
+        ("tests/unit/test_line_verify.py::test_the_printed_string_costs_nothing_and_a_shorter_number_inside_it_pays",),
+        what="a string may follow a digit"),
+    Breakage(
+        "a line-starting string scored at the line's end", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("    for place, frames in ((END, probs), (START, probs[::-1])):",
+          "    for place, frames in ((END, probs), (START, probs)):"),),
+        ("tests/unit/test_line_verify.py::test_the_line_is_taken_as_the_one_string_it_shows",),
+        what="a modern number line's string not mirrored"),
+    Breakage(
+        "a verified line chosen without a margin", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("    if rivals and min(rivals) - costs[best] < MIN_MARGIN:", "    if False:"),),
+        ("tests/unit/test_line_verify.py::test_a_doubtful_digit_chooses_nothing",)),
+    Breakage(
+        "a suffix twin chosen by verification", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("        return None  # a suffix twin: the suffix is what this reading sees worst", "        pass"),),
+        ("tests/unit/test_line_verify.py::test_a_printing_with_a_suffix_twin_is_never_chosen",)),
+    Breakage(
+        "a legal line's string scored without its total", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("        if layout in (LEGAL_NUMBER, CENTRED) and total:", "        if layout in (LEGAL_NUMBER, CENTRED):"),
+         ("f\"{shown}/{total}\", END,", "f\"{shown}/{total}\" if total else shown, END,")),
+        ("tests/unit/test_line_verify.py::test_no_legal_string_without_the_sets_total",),
+        what="a bare number at a legal line's end (a year's digits)"),
+    Breakage(
+        "the rescue engine's probabilities never asked", "stage_e_dagster/domain/evidence/collector.py",
+        (("    return _verified(prepared, block, rescue, known, catalog, name, readings)", "    return None"),),
+        ("tests/unit/test_line_verify.py::test_the_reader_asks_the_rescue_engine_last",)),
+    Breakage(
+        "the recogniser's alphabet off by a column", "stage_e_dagster/domain/evidence/ocr_rapid.py",
+        (("enumerate(recogniser.postprocess_op.character) if k}",
+          "enumerate(recogniser.postprocess_op.character, start=1) if k}"),),
+        ("tests/unit/test_line_verify.py::test_the_rescue_engines_probabilities_choose_a_blurred_legal_lines_printing",)),
 )

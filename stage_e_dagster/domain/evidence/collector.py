@@ -23,6 +23,7 @@ from PIL import Image
 from stage_e_dagster.domain.evidence import preprocess as pp
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.legal_text import LEGAL_WORDS
+from stage_e_dagster.domain.evidence.line_verify import verify
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
 from stage_e_dagster.domain.evidence.parse import CollectorParse, normalise_collector_number, parse_collector
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog, resolve
@@ -299,9 +300,10 @@ def read_collector(
     `rescue` (a second engine, `ocr_rapid`) reads the first view when no Tesseract read was confirmed: its grey
     image, then its blur undone (`RESCUE_VARIANTS`). A reading the catalogue confirms is kept, and so is one that
     agrees with an earlier accepted read (the other variant's, or a Tesseract read: two engines seldom misread
-    alike) on a number of the name's printings; its other reads neither vote nor stand as the best reading. Not on
-    a card whose name has a numberless printing when no read found a number where one would stand: that card
-    prints none.
+    alike) on a number of the name's printings; its other reads neither vote nor stand as the best reading. Those
+    reads are skipped on a card whose name has a numberless printing when no read found a number where one would
+    stand: that card prints none. Last, the engine's character probabilities of the number line are asked which of
+    the name's printed strings it shows (`line_verify`): a string only a numbered printing prints, at its place.
     """
     known = catalog.set_codes if catalog is not None else known_set_codes
     band = crop if isinstance(crop, BottomBand) else BottomBand.of(crop)
@@ -368,11 +370,9 @@ def _rescue(view: tuple[Prepared, Block | None, int], rescue: OcrEngine | None, 
     """The rescue engine's confirmed or agreed reading of the first view, or None (see `read_collector`)."""
     if rescue is None or catalog is None or name is None:
         return None
-    if maybe_numberless and not any(r.number for r in readings):
-        return None
     prepared, block, _ = view
     tally = dict(votes)
-    for variant in RESCUE_VARIANTS:
+    for variant in RESCUE_VARIANTS if not maybe_numberless or any(r.number for r in readings) else ():
         reading = read_text(rescue.read(variant(prepared), psm=6), known, len(readings) + 1, catalog, name, block)
         texts = tuple(r.raw for r in readings) + (reading.raw,)
         if reading.confirmed:
@@ -382,4 +382,15 @@ def _rescue(view: tuple[Prepared, Block | None, int], rescue: OcrEngine | None, 
             tally[key] = tally.get(key, 0) + 1
             if tally[key] >= votes_needed:
                 return replace(reading, texts=texts, settled=reading.settled or reading.settled_if_agreed)
-    return None
+    return _verified(prepared, block, rescue, known, catalog, name, readings)
+
+
+def _verified(prepared: Prepared, block: Block | None, rescue: OcrEngine, known: Collection[str],
+              catalog: ReadCatalog, name: str, readings: list[CollectorReading]) -> CollectorReading | None:
+    """The printing the number line (the view's first) shows by the rescue engine's character probabilities
+    (`line_verify.verify`), read as its printed string; None unless the catalogue confirms it."""
+    line = Prepared(prepared.gray, prepared.lines[:1], prepared.glyph)
+    chosen = verify(rescue, pp.pad(line.text()), catalog, name) if prepared.lines else None
+    reading = chosen and read_text(chosen.reads_as, known, len(readings) + 1, catalog, name, block)
+    return replace(reading, texts=tuple(r.raw for r in readings) + (reading.raw,)) if reading and reading.confirmed \
+        else None

@@ -63,6 +63,7 @@ class RapidOcrEngine:
         self._ocr: Any = None
         self._pid = -1
         self._lock = threading.Lock()
+        self._alphabet: dict[str, int] | None = None
 
     def threads(self) -> dict[str, int]:
         """The thread count each onnxruntime session was built with (the detector's and the recogniser's, loaded by
@@ -88,6 +89,21 @@ class RapidOcrEngine:
         with self._lock:
             out = self._ensure()(np.asarray(image.convert("RGB")))
         return lines_of(out.boxes, out.txts)
+
+    def char_probs(self, image: Image.Image) -> tuple[np.ndarray, dict[str, int]]:
+        """The recogniser's character probabilities for `image` taken as one text line (no detection): frames x
+        characters, and each character's column (column 0 is CTC's "no character"). See `line_verify`."""
+        with self._lock:
+            ocr = self._ensure()
+            recogniser = ocr._load_rec_model()  # its probabilities are not part of the public API
+            pixels = np.asarray(image.convert("RGB"))
+            height, width = pixels.shape[:2]
+            _, rec_height, rec_width = recogniser.rec_image_shape
+            batch = recogniser.resize_norm_img(pixels, max(rec_width / rec_height, width / height))[None]
+            probs = recogniser.session(batch.astype(np.float32))[0]
+            if self._alphabet is None:
+                self._alphabet = {ch: k for k, ch in enumerate(recogniser.postprocess_op.character) if k}
+        return probs, self._alphabet
 
 
 _shared: RapidOcrEngine | None = None

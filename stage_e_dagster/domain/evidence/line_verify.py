@@ -1,0 +1,164 @@
+"""Which of a name's printings a collector line shows, asked of a recogniser's character probabilities instead of
+its best guess.
+
+A CTC recogniser (PP-OCR's, `ocr_rapid`) gives, for each column of a text line, a probability for every character
+and for "no character". Its best guess on small blurred type is often wrong in one or two characters, while the
+right string still scores well: so where reading failed, each printing of the card's name is scored as the string
+its layout prints ("217/267" at the end of a legal line, "078/221" at the start of a modern number line, "0172"
+at the end of a rarity-first one), and the line is taken as the best string when
+
+- forcing it costs little against the recogniser's own best path (`MAX_COST` nats), and
+- every other printing's string costs clearly more (`MIN_MARGIN` nats), and none prints the same string.
+
+The string is placed where its layout prints it: what comes before a line-ending string is free, except that it
+must not end in a digit, and after it stands nothing (for a line-starting string, the mirror image). So a shorter
+number never fits inside a longer one ("27/350" inside "127/350" pays for the "1"), and a copyright year never
+passes for a number: every string but the rarity-first one carries its set's total. A star or letter suffix is
+what such a recogniser sees worst, so a printing with a suffix twin (30/30a, 261/261★) is never chosen here.
+
+The engine supplies the probabilities and its alphabet; the rest is numpy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER, MODERN, NUMBERED_LAYOUTS, RARITY_FIRST
+
+MAX_COST = 8.0
+"""Nats the best string may cost against the recogniser's best path: above it the line shows no printing's string
+clearly enough (another set's, or smeared past reading)."""
+MIN_MARGIN = 6.0
+"""Nats by which every other string must cost more than the best."""
+MAX_STRINGS = 400
+"""Strings scored at most per line (every printing of a basic land, in every layout it prints)."""
+END, START = "end", "start"
+DIGITS = "0123456789"
+_NEG = -1e18
+
+
+@dataclass(frozen=True)
+class Printed:
+    """A printing's collector line as a string and where the line holds it (`END` or `START`), and the text to
+    parse for it."""
+
+    key: tuple[str, str]  # (set code, normalised number)
+    text: str
+    place: str
+    reads_as: str
+
+
+def printed_strings(key: tuple[str, str], total: int | None, layouts: Iterable[str]) -> list[Printed]:
+    """The strings a printing's layouts print for its number: a legal line's "217/267" (only with its set's total:
+    a bare number there would pass for a year's digits), a modern line's "078/221" (padded and not), a rarity-first
+    line's "0172". The star a normalised number carries is printed as "★". Each reads as its collector line: with
+    the set code where the layout prints one under the number, since the string was chosen among this name's
+    printings only when no other printing prints it (`choose`)."""
+    code, number = key
+    shown = number.replace("*", "★")
+    out: list[Printed] = []
+    for layout in layouts:
+        if layout in (LEGAL_NUMBER, CENTRED) and total:
+            out.append(Printed(key, f"{shown}/{total}", END, f"Wizards of the Coast {shown}/{total}"))
+        elif layout == MODERN and total:
+            for text in (f"{shown:0>3}/{total:0>3}", f"{shown}/{total}"):
+                out.append(Printed(key, text, START, f"{text}\n{code.upper()} • EN"))
+        elif layout == RARITY_FIRST:
+            for text in (f"{shown:0>4}", shown):
+                out.append(Printed(key, text, END, f"C {text}\n{code.upper()} • EN"))
+    return list(dict.fromkeys(out))
+
+
+def forced_costs(probs: np.ndarray, alphabet: Mapping[str, int], texts: Sequence[str]) -> list[float | None]:
+    """Each text's cost (nats) as the end of the line against the best path: the best CTC alignment of a prefix
+    not ending in a digit, the text, then only "no character", beside the unconstrained best path. None for a text
+    with a character the alphabet lacks. `probs`: frames x characters, column 0 "no character"."""
+    log = np.log(np.maximum(probs.astype(np.float64), 1e-12))
+    frames = log.shape[0]
+    labels = [[alphabet.get(ch) for ch in text] for text in texts]
+    usable = [k for k, row in enumerate(labels) if row and None not in row]
+    out: list[float | None] = [None] * len(texts)
+    if not usable or frames == 0:
+        return out
+    digits = [alphabet[d] for d in DIGITS if d in alphabet]
+    others = log.copy()
+    others[:, digits] = _NEG
+    others[:, 0] = _NEG
+    other_best, digit_best, blank = others.max(1), log[:, digits].max(1), log[:, 0]
+    width = 2 * max(len(labels[k]) for k in usable) + 1
+    ext = np.zeros((len(usable), width), dtype=np.int64)
+    valid = np.zeros((len(usable), width), dtype=bool)
+    for row, k in enumerate(usable):
+        seq = [0]
+        for label in labels[k]:
+            seq += [label, 0]
+        ext[row, :len(seq)] = seq
+        valid[row, :len(seq)] = True
+    skip = np.zeros_like(valid)
+    skip[:, 2:] = (ext[:, 2:] != 0) & (ext[:, 2:] != ext[:, :-2]) & valid[:, 2:]
+    alpha = np.full(ext.shape, _NEG)
+    ends_other, ends_digit = 0.0, _NEG  # best prefix ending in no digit (or empty), and in a digit
+    for t in range(frames):
+        moved = alpha.copy()
+        moved[:, 1:] = np.maximum(moved[:, 1:], alpha[:, :-1])
+        moved[:, 2:] = np.where(skip[:, 2:], np.maximum(moved[:, 2:], alpha[:, :-2]), moved[:, 2:])
+        moved[:, :2] = np.maximum(moved[:, :2], ends_other)
+        alpha = np.where(valid, moved + log[t, ext], _NEG)
+        either = max(ends_other, ends_digit)
+        ends_other, ends_digit = (max(ends_other + blank[t], either + other_best[t]),
+                                  max(ends_digit + blank[t], either + digit_best[t]))
+    best = float(log.max(1).sum())
+    for row, k in enumerate(usable):
+        last = 2 * len(labels[k])
+        out[k] = best - float(max(alpha[row, last], alpha[row, last - 1]))
+    return out
+
+
+def _base(number: str) -> str:
+    return re.sub(r"\D", "", number)
+
+
+def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Printed]) -> Printed | None:
+    """The printing's string the line shows beyond doubt (see the module), or None. `strings` are every printing
+    of the name's (`printed_strings`); the probabilities are the line's as read."""
+    strings = list(strings)[:MAX_STRINGS]
+    costs: dict[Printed, float] = {}
+    for place, frames in ((END, probs), (START, probs[::-1])):
+        group = [s for s in strings if s.place == place]
+        texts = [s.text if place == END else s.text[::-1] for s in group]
+        for printed, cost in zip(group, forced_costs(frames, alphabet, texts), strict=True):
+            if cost is not None:
+                costs[printed] = cost
+    if not costs:
+        return None
+    best = min(costs, key=costs.__getitem__)
+    if costs[best] > MAX_COST:
+        return None
+    number = best.key[1]
+    if any(_base(s.key[1]) == _base(number) and s.key[1] != number for s in strings):
+        return None  # a suffix twin: the suffix is what this reading sees worst
+    rivals = [cost for printed, cost in costs.items() if printed.key != best.key]  # another set's same string too
+    if rivals and min(rivals) - costs[best] < MIN_MARGIN:
+        return None
+    return best
+
+
+def verify(engine: object, line: Image.Image, catalog: ReadCatalog, name: str) -> Printed | None:
+    """The string of the name's printings that the text line `line` shows (`choose`), by `engine`'s character
+    probabilities; None when the engine gives none (only a CTC recogniser does: `char_probs`)."""
+    char_probs = getattr(engine, "char_probs", None)
+    if char_probs is None:
+        return None
+    strings = [printed for key in catalog.printings_of(name)
+               for printed in printed_strings(key, catalog.totals.get(key[0]),
+                                              catalog.layouts_of(key[0]) or NUMBERED_LAYOUTS)]
+    if not strings:
+        return None
+    probs, alphabet = char_probs(line)
+    return choose(probs, alphabet, strings)

@@ -1,0 +1,140 @@
+"""Asking a recogniser's character probabilities which printing's string a collector line shows (`line_verify`).
+
+Most cases build the probabilities by hand: a line spelled frame by frame ("_" for no character), each frame's
+character at 0.999. Each case names the breakage it catches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+from stage_e_dagster.domain.evidence.collector import read_collector
+from stage_e_dagster.domain.evidence.line_verify import MAX_COST, Printed, choose, forced_costs, printed_strings, verify
+from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
+from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
+from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER, MODERN, NUMBERLESS, RARITY_FIRST
+
+ALPHABET = {ch: k for k, ch in enumerate("_0123456789/★*. CUWInc") if k}
+
+
+def _probs(frames: str, doubt: dict[int, str] | None = None) -> np.ndarray:
+    """Probabilities spelling `frames`; `doubt` splits a frame's 0.999 evenly between its character and another."""
+    out = np.full((len(frames), len(ALPHABET) + 1), 0.001 / len(ALPHABET))
+    for t, ch in enumerate(frames):
+        column = 0 if ch == "_" else ALPHABET[ch]
+        if doubt and t in doubt:
+            out[t, column] = out[t, ALPHABET[doubt[t]]] = 0.4995
+        else:
+            out[t, column] = 0.999
+    return out
+
+
+LEGAL = "_I_n_c_._ _2_1_7_/_2_6_7__"
+
+
+def _legal(key: tuple[str, str], total: int = 267) -> list[Printed]:
+    return printed_strings(key, total, [LEGAL_NUMBER])
+
+
+def test_the_printed_string_costs_nothing_and_a_shorter_number_inside_it_pays() -> None:
+    """Breakage caught: digits allowed just before the string ("17/267" found inside "217/267": half a number)."""
+    whole, cut, other = forced_costs(_probs(LEGAL), ALPHABET, ["217/267", "17/267", "211/267"])
+    assert whole is not None and whole < 0.01
+    assert cut is not None and cut > MAX_COST
+    assert other is not None and other > MAX_COST
+
+
+def test_a_string_must_end_its_line() -> None:
+    """Breakage caught: anything allowed after the string (a modern line's "17/30 C" read as a legal line's end)."""
+    (cost,) = forced_costs(_probs("_1_7_/_3_0_ _C__"), ALPHABET, ["17/30"])
+    assert cost is not None and cost > MAX_COST
+
+
+def test_the_line_is_taken_as_the_one_string_it_shows() -> None:
+    """Breakage caught: the best string not returned, or a string at the line's start scored at its end."""
+    strings = _legal(("abc", "217")) + _legal(("abc", "211")) + printed_strings(("xyz", "217"), 300, [MODERN])
+    chosen = choose(_probs(LEGAL), ALPHABET, strings)
+    assert chosen is not None and chosen.key == ("abc", "217")
+    modern = choose(_probs("_2_1_7_/_3_0_0_ _C__"), ALPHABET, strings)
+    assert modern is not None and modern.key == ("xyz", "217")
+
+
+def test_a_doubtful_digit_chooses_nothing() -> None:
+    """Breakage caught: the margin over the next printing's string not required."""
+    doubted = _probs(LEGAL, doubt={LEGAL.index("7"): "1"})
+    assert choose(doubted, ALPHABET, _legal(("abc", "217")) + _legal(("abc", "211"))) is None
+    assert choose(doubted, ALPHABET, _legal(("abc", "217")) + _legal(("abc", "45"))).key == ("abc", "217")
+
+
+def test_a_printing_with_a_suffix_twin_is_never_chosen() -> None:
+    """Breakage caught: the twin check dropped ("261★/383" seen as "261/383" voted for the unstarred printing)."""
+    frames = "_I_n_c_._ _2_6_1_/_3_8_3__"
+    assert choose(_probs(frames), ALPHABET, _legal(("m19", "261"), 383) + _legal(("m19", "261*"), 383)) is None
+    assert choose(_probs(frames), ALPHABET, _legal(("m19", "261"), 383)).key == ("m19", "261")
+
+
+def test_two_sets_printing_the_same_string_choose_nothing() -> None:
+    """Breakage caught: the margin not required (a string two sets print taken as one of them)."""
+    assert choose(_probs(LEGAL), ALPHABET, _legal(("abc", "217")) + _legal(("def", "217"))) is None
+
+
+def test_no_legal_string_without_the_sets_total() -> None:
+    """Breakage caught: a bare number scored at a legal line's end, where a copyright year's digits would pass
+    for it ("© 1993-2000 ..." chosen as Portal's Plains #199)."""
+    assert printed_strings(("por", "199"), None, [LEGAL_NUMBER, CENTRED]) == []
+    assert printed_strings(("por", "199"), None, [NUMBERLESS]) == []
+
+
+def test_a_rarity_first_line_is_read_with_its_set_code() -> None:
+    """Breakage caught: the string read as a line the parser does not take for the layout (no set code)."""
+    (printed, _) = printed_strings(("dsk", "172"), None, [RARITY_FIRST])
+    assert (printed.text, printed.place, printed.reads_as) == ("0172", "end", "C 0172\nDSK • EN")
+
+
+class Probing:
+    """A rescue engine that reads nothing but gives the probabilities of a line spelling `frames`."""
+
+    name = "probing"
+
+    def __init__(self, frames: str) -> None:
+        self.frames = frames
+
+    def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
+        return ""
+
+    def char_probs(self, image: Image.Image) -> tuple[np.ndarray, dict[str, int]]:
+        return _probs(self.frames), ALPHABET
+
+
+def _modern_band() -> Image.Image:
+    band = Image.new("RGB", (700, 70), (15, 15, 15))
+    draw = ImageDraw.Draw(band)
+    draw.text((40, 22), "171/274 C", font=ImageFont.load_default(size=13), fill=(230, 230, 230))
+    draw.text((40, 40), "BFZ . EN Jon Doe", font=ImageFont.load_default(size=13), fill=(230, 230, 230))
+    return band
+
+
+def test_the_reader_asks_the_rescue_engine_last() -> None:
+    """Breakage caught: the verification not reached after the rescue's reads, or its reading not confirmed."""
+    catalog = ReadCatalog.build([("Ulamog's Crusher", "bfz", n) for n in ("171", "45")], totals={"bfz": 274},
+                                layouts={"bfz": {MODERN}})
+    blank = type("Blank", (), {"name": "blank", "read": lambda self, image, psm=6, whitelist=None: ""})()
+    reading = read_collector(_modern_band(), set(), blank, catalog=catalog, name="Ulamog's Crusher",
+                             rescue=Probing("_1_7_1_/_2_7_4_ _C__"))
+    assert (reading.number, reading.set_code, reading.confirmed) == ("171", "bfz", True)
+    reading = read_collector(_modern_band(), set(), blank, catalog=catalog, name="Ulamog's Crusher",
+                             rescue=Probing("_1_7_/_2_7_4_ _C__"))
+    assert reading.number is None
+
+
+def test_the_rescue_engines_probabilities_choose_a_blurred_legal_lines_printing() -> None:
+    """Breakage caught: the engine's alphabet off by a column, or its frames taken from another image size."""
+    line = Image.new("L", (330, 24), 235)
+    ImageDraw.Draw(line).text((6, 5), "Wizards of the Coast, Inc. 217/267", font=ImageFont.load_default(size=13),
+                              fill=30)
+    line = line.filter(ImageFilter.GaussianBlur(1.2)).resize((660, 48), Image.LANCZOS)
+    catalog = ReadCatalog.build([("Plains", "abc", n) for n in ("217", "211", "271", "17")], totals={"abc": 267},
+                                layouts={"abc": {LEGAL_NUMBER}})
+    chosen = verify(RapidOcrEngine(), line, catalog, "Plains")
+    assert chosen is not None and chosen.key == ("abc", "217")
