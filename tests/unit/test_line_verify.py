@@ -138,3 +138,38 @@ def test_the_rescue_engines_probabilities_choose_a_blurred_legal_lines_printing(
                                 layouts={"abc": {LEGAL_NUMBER}})
     chosen = verify(RapidOcrEngine(), line, catalog, "Plains")
     assert chosen is not None and chosen.key == ("abc", "217")
+
+
+class Scripted:
+    """A first engine that reads the same text of every image."""
+
+    name = "scripted"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def read(self, image: Image.Image, psm: int = 6, whitelist: str | None = None) -> str:
+        return self.text
+
+
+def _legal_band() -> Image.Image:
+    band = Image.new("RGB", (700, 80), (236, 236, 232))
+    draw = ImageDraw.Draw(band)
+    draw.text((50, 24), "Illus. Jon Doe", font=ImageFont.load_default(size=12), fill=(20, 20, 20))
+    draw.text((50, 42), "TM & (c) 2012 Wizards of the Coast 275/301", font=ImageFont.load_default(size=12),
+              fill=(20, 20, 20))
+    return band
+
+
+def test_reads_that_agree_on_a_neighbour_the_rescue_engine_prefers_withdraw_their_number() -> None:
+    """Breakage caught: two Tesseract reads that smear a digit alike settle a basic land's neighbour (Plains #346
+    voted for #345) although the second engine's probabilities fit #345 better."""
+    catalog = ReadCatalog.build([("Island", "abc", n) for n in ("274", "275", "276")], totals={"abc": 301},
+                                codeless={"abc"}, layouts={"abc": {LEGAL_NUMBER}})
+    read = Scripted("TM & (c) 2012 Wizards of the Coast 275/301")
+    doubted = read_collector(_legal_band(), set(), read, catalog=catalog, name="Island",
+                             rescue=Probing("_I_n_c_._ _2_7_4_/_3_0_1__"))
+    assert doubted.number is None
+    agreed = read_collector(_legal_band(), set(), read, catalog=catalog, name="Island",
+                            rescue=Probing("_I_n_c_._ _2_7_5_/_3_0_1__"))
+    assert (agreed.number, agreed.settled) == ("275", True)

@@ -13,7 +13,7 @@ from PIL import Image
 
 from stage_e_dagster.domain.evidence import preprocess as pp
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
-from stage_e_dagster.domain.evidence.collector import Prepared
+from stage_e_dagster.domain.evidence.collector_views import Prepared
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
 
 LEGAL_CROP_HEIGHT = 120

@@ -124,10 +124,7 @@ def _base(number: str) -> str:
     return re.sub(r"\D", "", number)
 
 
-def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Printed]) -> Printed | None:
-    """The printing's string the line shows beyond doubt (see the module), or None. `strings` are every printing
-    of the name's (`printed_strings`); the probabilities are the line's as read."""
-    strings = list(strings)[:MAX_STRINGS]
+def _costs(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Printed]) -> dict[Printed, float]:
     costs: dict[Printed, float] = {}
     for place, frames in ((END, probs), (START, probs[::-1])):
         group = [s for s in strings if s.place == place]
@@ -135,6 +132,14 @@ def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Pri
         for printed, cost in zip(group, forced_costs(frames, alphabet, texts), strict=True):
             if cost is not None:
                 costs[printed] = cost
+    return costs
+
+
+def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Printed]) -> Printed | None:
+    """The printing's string the line shows beyond doubt (see the module), or None. `strings` are every printing
+    of the name's (`printed_strings`); the probabilities are the line's as read."""
+    strings = list(strings)[:MAX_STRINGS]
+    costs = _costs(probs, alphabet, strings)
     if not costs:
         return None
     best = min(costs, key=costs.__getitem__)
@@ -149,16 +154,36 @@ def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Pri
     return best
 
 
+def _strings(catalog: ReadCatalog, name: str) -> list[Printed]:
+    return [printed for key in catalog.printings_of(name)
+            for printed in printed_strings(key, catalog.totals.get(key[0]),
+                                           catalog.layouts_of(key[0]) or NUMBERED_LAYOUTS)][:MAX_STRINGS]
+
+
 def verify(engine: object, line: Image.Image, catalog: ReadCatalog, name: str) -> Printed | None:
     """The string of the name's printings that the text line `line` shows (`choose`), by `engine`'s character
     probabilities; None when the engine gives none (only a CTC recogniser does: `char_probs`)."""
     char_probs = getattr(engine, "char_probs", None)
     if char_probs is None:
         return None
-    strings = [printed for key in catalog.printings_of(name)
-               for printed in printed_strings(key, catalog.totals.get(key[0]),
-                                              catalog.layouts_of(key[0]) or NUMBERED_LAYOUTS)]
+    strings = _strings(catalog, name)
     if not strings:
         return None
     probs, alphabet = char_probs(line)
     return choose(probs, alphabet, strings)
+
+
+def doubted(engine: object, line: Image.Image, catalog: ReadCatalog, name: str, number: str,
+            set_code: str | None) -> bool:
+    """Whether `engine`'s character probabilities of the text line `line` fit another printing's string of the
+    name better than the string of the reading's (its normalised `number`, in `set_code` when one was read or
+    resolved): a reading two Tesseract reads agreed on is then not beyond doubt. False when the engine gives no
+    probabilities or the name has no such printing."""
+    char_probs = getattr(engine, "char_probs", None)
+    strings = _strings(catalog, name)
+    mine = {s.key for s in strings if s.key[1] == number and set_code in (None, s.key[0])}
+    if char_probs is None or not mine:
+        return False
+    costs = _costs(*char_probs(line), strings)
+    own = min((cost for printed, cost in costs.items() if printed.key in mine), default=None)
+    return own is not None and any(cost < own for printed, cost in costs.items() if printed.key[1] != number)
