@@ -16,7 +16,8 @@ from stage_e_dagster.demo.holdout.type import face_path
 from stage_e_dagster.demo.info import InfoStyle, layout_of_card
 from stage_e_dagster.demo.render import render_scan
 from stage_e_dagster.domain.evidence.band import BORDER_ROWS, Block, BottomBand, _uneven, find_blocks
-from stage_e_dagster.domain.evidence.collector import read_collector, shape_family
+from stage_e_dagster.domain.evidence.collector import read_collector
+from stage_e_dagster.domain.evidence.collector_views import shape_family
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine

@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.hard import HardScan, plan_scans, read_catalog_of
-from stage_e_dagster.domain.evidence import collector
+from stage_e_dagster.domain.evidence import collector_views
 from stage_e_dagster.domain.evidence import preprocess as pp
 from stage_e_dagster.domain.evidence.band import BottomBand
 from stage_e_dagster.domain.evidence.collector import read_collector
@@ -214,6 +214,6 @@ def test_a_long_artist_line_does_not_hide_a_basic_lands_number_line() -> None:
                                 layouts={"rzk": [MODERN], "ddd": [LEGAL_NUMBER], "lgn": [NUMBERLESS]})
     # a short number line over "RZK • EN" and a long artist's name, as long as a legal line
     band = BottomBand.of(_band("149/153 L", "RZK . EN Desmond Achterberg-Fairweather", light=True, size=14))
-    assert collector.shape_family(band.blocks.blocks[0], band.blocks.glyph) == "legal"  # the shape misleads
+    assert collector_views.shape_family(band.blocks.blocks[0], band.blocks.glyph) == "legal"  # the shape misleads
     reading = read_collector(band, catalog.set_codes, TesserocrEngine(), catalog=catalog, name="Mountain")
     assert (reading.number, reading.set_code) == ("149", "rzk")
