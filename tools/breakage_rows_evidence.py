@@ -294,4 +294,10 @@ EVIDENCE_BREAKAGES = (
           "        if False:"),),
         ("tests/unit/test_line_verify.py::"
          "test_reads_that_agree_on_a_neighbour_the_rescue_engine_prefers_withdraw_their_number",)),
+    Breakage(
+        "agreeing reads withdrawn by a line that shows no printing's string",
+        "stage_e_dagster/domain/evidence/line_verify.py",
+        (("    return own is not None and other is not None and other < own and other <= MAX_COST",
+          "    return own is not None and other is not None and other < own"),),
+        ("tests/unit/test_line_verify.py::test_a_line_that_shows_no_printings_string_clearly_doubts_nothing",)),
 )

@@ -15,7 +15,7 @@ from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER, MODERN, NUMBERLESS, RARITY_FIRST
 
-ALPHABET = {ch: k for k, ch in enumerate("_0123456789/★*. CUWInc") if k}
+ALPHABET = {ch: k for k, ch in enumerate("_0123456789/★*. CUWIncJolus") if k}
 
 
 def _probs(frames: str, doubt: dict[int, str] | None = None) -> np.ndarray:
@@ -172,4 +172,15 @@ def test_reads_that_agree_on_a_neighbour_the_rescue_engine_prefers_withdraw_thei
     assert doubted.number is None
     agreed = read_collector(_legal_band(), set(), read, catalog=catalog, name="Island",
                             rescue=Probing("_I_n_c_._ _2_7_5_/_3_0_1__"))
+    assert (agreed.number, agreed.settled) == ("275", True)
+
+
+def test_a_line_that_shows_no_printings_string_clearly_doubts_nothing() -> None:
+    """Breakage caught: agreeing reads withdrawn whenever another string costs less, though the line fits none of
+    them (smeared type: every string costs more than a clear one, the neighbour's least)."""
+    catalog = ReadCatalog.build([("Island", "abc", n) for n in ("274", "275", "276")], totals={"abc": 301},
+                                codeless={"abc"}, layouts={"abc": {LEGAL_NUMBER}})
+    read = Scripted("TM & (c) 2012 Wizards of the Coast 275/301")
+    agreed = read_collector(_legal_band(), set(), read, catalog=catalog, name="Island",
+                            rescue=Probing("_I_n_c_._ _2_7_4_/_3_0_7__"))  # #274 the nearest, yet no string fits
     assert (agreed.number, agreed.settled) == ("275", True)

@@ -177,8 +177,9 @@ def doubted(engine: object, line: Image.Image, catalog: ReadCatalog, name: str, 
             set_code: str | None) -> bool:
     """Whether `engine`'s character probabilities of the text line `line` fit another printing's string of the
     name better than the string of the reading's (its normalised `number`, in `set_code` when one was read or
-    resolved): a reading two Tesseract reads agreed on is then not beyond doubt. False when the engine gives no
-    probabilities or the name has no such printing."""
+    resolved), and fit it clearly (`MAX_COST`): a reading two Tesseract reads agreed on is then not beyond doubt.
+    False when the engine gives no probabilities, the name has no such printing, or the line shows no printing's
+    string clearly (a crop that missed the number line, type smeared past reading)."""
     char_probs = getattr(engine, "char_probs", None)
     strings = _strings(catalog, name)
     mine = {s.key for s in strings if s.key[1] == number and set_code in (None, s.key[0])}
@@ -186,4 +187,5 @@ def doubted(engine: object, line: Image.Image, catalog: ReadCatalog, name: str, 
         return False
     costs = _costs(*char_probs(line), strings)
     own = min((cost for printed, cost in costs.items() if printed.key in mine), default=None)
-    return own is not None and any(cost < own for printed, cost in costs.items() if printed.key[1] != number)
+    other = min((cost for printed, cost in costs.items() if printed.key[1] != number), default=None)
+    return own is not None and other is not None and other < own and other <= MAX_COST
