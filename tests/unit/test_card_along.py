@@ -1,7 +1,8 @@
 """A card found along the outline chosen for it when that outline spans the card's width but not its length: a line
 across the card (a glare band's edge, a plank's dark seam along a dark border) cut it short, or a palm's edge past
 the card's end drew it long. The card shares the outline's long sides and one of its ends (`card_parts.cards_along`)
-and is proved by its frame lines.
+and is proved by its frame lines. And a part of a card inside a shape run off the photo's frame is a card cut off,
+not a small card.
 
 The photos are the photo benchmark's (`demo.photo`) at a phone's size, where those outlines are met.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_finder import PHOTO, FoundCard, find_card
+from stage_e_dagster.domain.evidence.card_finder import CARD_CUT_OFF, PHOTO, CardNotFound, FoundCard, find_card
 from stage_e_dagster.domain.evidence.card_parts import cards_along
 from tests.unit.bench_photo_cases import TOLERANCE, bench_photo, corner_error
 
@@ -53,3 +54,18 @@ def test_the_cards_along_an_outline_share_its_long_sides_and_one_end() -> None:
     assert len(across) == 2 and all(np.isclose(np.ptp(c[:, 1]), 88) for c in across)
     assert all(np.isclose(np.ptp(c[:, 0]), 88 / layout.TRIM_ASPECT) for c in across)
 
+
+def test_a_part_of_a_card_inside_a_shape_run_off_the_frame_is_a_card_cut_off() -> None:
+    """A card on pale wood run off the photo's side: its outline is faint, and the part seen whole is half its art
+    box (split by a dark streak in the art), far under a readable card's area. Inside the shape the card leaves,
+    run off the frame, it is a part of a card cut off, not a small card."""
+    found = find_card(bench_photo(3, 10, "cut-off")[1])
+    assert isinstance(found, CardNotFound) and found.reason == CARD_CUT_OFF, found
+
+
+def test_a_part_of_a_card_inside_a_shape_ending_just_short_of_the_frame_is_a_card_cut_off() -> None:
+    """A card on red cloth run off the photo's bottom: the part seen whole is half its art box, and the shape round
+    the card ends a few pixels short of the frame, so it is not taken as run off the photo. It reaches the frame
+    all the same: the card is cut off, not small."""
+    found = find_card(bench_photo(0, 7, "cut-off")[1])
+    assert isinstance(found, CardNotFound) and found.reason == CARD_CUT_OFF, found

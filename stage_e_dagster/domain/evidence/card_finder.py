@@ -28,7 +28,8 @@ off the frame or a card too small in it is a named skip.
   parts near the frame before it is called cut off; an outline across the card's width cut short by a line across
   it (a glare band's edge) or drawn long past its end (a palm's edge) is no card's shape, or a card's turned a
   quarter (half a card), and the card along it, sharing its long sides and one end, is read for its frame lines
-  before the outline is skipped. A photo skipped as holding no card or a card cut off is
+  before the outline is skipped. A part of a card too small to be one, inside a shape run off the photo's frame
+  with straight sides, is a card cut off, not a small one. A photo skipped as holding no card or a card cut off is
   looked at closer round its small outlines (a card's shape or a palm's), and with no card found on a copy twice
   as large: a whole card there, too small to read, makes it a photo of a card too small.
 
@@ -66,6 +67,7 @@ from stage_e_dagster.domain.evidence.card_choice import (
     choose,
     near_frame,
     overlaps,
+    runs_off_round,
     within,
 )
 from stage_e_dagster.domain.evidence.card_faces import (
@@ -222,9 +224,10 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
                     q * factor, prepared.gradient)):  # the art box of a card cut off by the frame
                 return CardNotFound(CARD_CUT_OFF, {"area": round(area, 4), "layout": round(lines, 3),
                                                    "art_box": "its card runs off the photo"})
-            return (_by_parts(image, found, prepared, factor, min_area, full_quad * factor)
-                    or CardNotFound(CARD_TOO_SMALL if area < min_area else NO_CARD,
-                                    {"area": round(area, 4), "layout": round(lines, 3), "min_area": min_area}))
+            small_part = area < min_area and not runs_off_round(picked, found, (sh, sw))  # (else a part of one cut off)
+            return (_by_parts(image, found, prepared, factor, min_area, full_quad * factor) or CardNotFound(
+                CARD_TOO_SMALL if small_part else CARD_CUT_OFF if area < min_area else NO_CARD,
+                {"area": round(area, 4), "layout": round(lines, 3), "min_area": min_area}))
         card, margin, quad_full, lines = held
         area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)
     detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3), "layout": round(lines, 3)}
