@@ -38,6 +38,15 @@ def test_a_card_whose_outline_a_palm_drew_long_is_found_along_it() -> None:
     assert _found_whole(0, 133).detail.get("part")
 
 
+def test_a_card_along_an_outline_fitted_past_its_edges_is_not_answered() -> None:
+    """A sleeved borderless card on a playmat: the outline is its name bar and art, and the card along it shows its
+    lines only once the fit scales it a tenth too large, matching other lines to the frame's. Its fitted sides then
+    lie off the card's edges, on the playmat: no card is answered rather than a wrong outline."""
+    photo, image = bench_photo(3, 229)
+    found = find_card(image)
+    assert not isinstance(found, FoundCard) or corner_error(found, photo, image.size) <= TOLERANCE, found.corners
+
+
 def test_the_cards_along_an_outline_share_its_long_sides_and_one_end() -> None:
     """Along a square (seen straight on) the cards run both ways from each side, 1.4 times as long as it is wide.
     Along an outline already a card's shape only the cards across it are (it may be half a card turned a quarter):
