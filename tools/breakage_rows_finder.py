@@ -177,7 +177,7 @@ FINDER_BREAKAGES = (
     Breakage(
         "an outline of no card's shape called cut off before the card round its boxes is looked for",
         "stage_e_dagster/domain/evidence/card_finder.py",
-        (("        return _by_parts(image, found, prepared, factor, min_area) or CardNotFound(",
+        (("        return _by_parts(image, found, prepared, factor, min_area, quad) or CardNotFound(",
           "        return None or CardNotFound("),),
         ("tests/unit/test_card_closer.py::test_a_card_whose_outline_is_no_card_s_shape_is_looked_for_round_its_boxes",),
         what="no card looked for round the parts"),
@@ -193,6 +193,37 @@ FINDER_BREAKAGES = (
         (("    return len(pixels) > 0 and float(np.mean(", "    return True or len(pixels) > 0 and float(np.mean("),),
         ("tests/unit/test_card_parts.py::test_a_card_guessed_round_a_box_whose_inside_is_the_surface_is_no_card",),
         what="`_printed` passes every guess"),
+    Breakage(
+        "a card whose outline is cut short or drawn long never looked for along it",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("    cards = [(card, False) for card in (cards_along(along) if along is not None else [])]",
+          "    cards = [(card, False) for card in ([] if along is not None else [])]"),),
+        ("tests/unit/test_card_along.py::test_a_card_whose_outline_a_glare_band_cut_short_is_found_along_it",
+         "tests/unit/test_card_along.py::test_a_card_whose_outline_a_palm_drew_long_is_found_along_it"),
+        what="no card along the chosen outline read"),
+    Breakage(
+        "a part of a card called too small before the cards along it are read",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            small_part = area < min_area and not runs_off_round(picked, found, (sh, sw))",
+          "            if area < min_area:\n                return CardNotFound(CARD_TOO_SMALL, {})\n"
+          "            small_part = area < min_area and not runs_off_round(picked, found, (sh, sw))"),),
+        ("tests/unit/test_card_along.py::test_a_card_whose_outline_a_glare_band_cut_short_is_found_along_it",),
+        what="a part under the least card area answered too small by its own area"),
+    Breakage(
+        "a card along an outline kept though its fitted sides lie off edges",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("(_printed(moved, prepared) if part else edges_seen(moved, prepared.gradient))",
+          "(_printed(moved, prepared) if part else True)"),),
+        ("tests/unit/test_card_along.py::test_a_card_along_an_outline_fitted_past_its_edges_is_not_answered",),
+        what="a card along the outline kept on its frame lines alone"),
+    Breakage(
+        "a part of a card cut off called too small", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            small_part = area < min_area and not runs_off_round(picked, found, (sh, sw))",
+          "            small_part = area < min_area"),),
+        ("tests/unit/test_card_along.py::test_a_part_of_a_card_inside_a_shape_run_off_the_frame_is_a_card_cut_off",
+         "tests/unit/test_card_along.py::"
+         "test_a_part_of_a_card_inside_a_shape_ending_just_short_of_the_frame_is_a_card_cut_off"),
+        what="a small unproved part answered too small inside a shape run off the frame"),
     Breakage(
         "a photographed card never turned upright", "stage_e_dagster/domain/evidence/card_straighten.py",
         (("    if turn:\n", "    if False:\n"),),

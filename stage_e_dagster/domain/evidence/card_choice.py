@@ -17,6 +17,7 @@ import numpy as np
 from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.card_answer import CARD_CUT_OFF, NO_CARD, SEVERAL_CARDS, CardNotFound
 from stage_e_dagster.domain.evidence.card_outline import (
+    FRAME_SLACK,
     SURFACE_DELTA,
     Outline,
     Prepared,
@@ -53,6 +54,9 @@ ON_SURFACE = 0.4
 PROOF_LOOKS = 2
 # A part of a card (and no whole card) this close to the photo's frame (share of its short side): a card cut off.
 NEAR_FRAME = 0.12
+# A larger outline round a part of a card, reaching the photo's frame with sides whose mean support is at least
+# this (a card-like outline's), is the part's card run off the photo.
+RUN_OFF_SUPPORT = 0.72
 
 def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarray], np.ndarray] | None = None,
            proved: Callable[[np.ndarray], bool] | None = None) -> Outline | CardNotFound:
@@ -197,6 +201,19 @@ def near_frame(o: Outline, shape: tuple[int, int]) -> bool:
     margin = NEAR_FRAME * min(h, w)
     lo, hi = o.polygon.min(axis=0), o.polygon.max(axis=0)
     return bool(lo[0] < margin or lo[1] < margin or hi[0] > w - margin or hi[1] > h - margin)
+
+
+def runs_off_round(part: Outline, found: list[Outline], shape: tuple[int, int]) -> bool:
+    """Whether an outline that is a part of a card (no whole card's face) lies inside a larger outline reaching the
+    photo's frame with strong straight sides: the card it is a part of runs off the photo, and its small size says
+    nothing of the card's. A card run off the frame on a surface of weak contrast leaves such a shape, its sides too
+    faint to pass for a cut-off card's on their own (`_cut_card_like`), or its last side a few pixels short of the
+    frame; a small card on a palm lies inside the palm's curved outline, whose sides are weak."""
+    h, w = shape
+    slack = FRAME_SLACK
+    return any(o.contains(part) and o.support >= RUN_OFF_SUPPORT
+               and bool(np.any(o.polygon < slack) or np.any(o.polygon[:, 0] > w - 1 - slack)
+                        or np.any(o.polygon[:, 1] > h - 1 - slack)) for o in found)
 
 
 def _cut_card_like(o: Outline) -> bool:

@@ -25,7 +25,11 @@ off the frame or a card too small in it is a named skip.
   card's frame and the card round it shows them; and a card-like outline apart from the card whose face shows a
   card's frame lines is a second card (`card_faces`). A card whose edge left no outline is looked for round its
   printed text box or art box, proved by its frame lines (`card_parts`), and so is a card whose only outlines are
-  parts near the frame before it is called cut off; and a photo skipped as holding no card or a card cut off is
+  parts near the frame before it is called cut off; an outline across the card's width cut short by a line across
+  it (a glare band's edge) or drawn long past its end (a palm's edge) is no card's shape, or a card's turned a
+  quarter (half a card), and the card along it, sharing its long sides and one end, is read for its frame lines
+  before the outline is skipped. A part of a card too small to be one, inside a shape run off the photo's frame
+  with straight sides, is a card cut off, not a small one. A photo skipped as holding no card or a card cut off is
   looked at closer round its small outlines (a card's shape or a palm's), and with no card found on a copy twice
   as large: a whole card there, too small to read, makes it a photo of a card too small.
 
@@ -63,6 +67,7 @@ from stage_e_dagster.domain.evidence.card_choice import (
     choose,
     near_frame,
     overlaps,
+    runs_off_round,
     within,
 )
 from stage_e_dagster.domain.evidence.card_faces import (
@@ -190,7 +195,7 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
         if retry and any(proved(o.polygon) for o in _inside(picked, found)):  # (a patch of the surface round it)
             return _answer(image, small, prepared, [o for o in found if o is not picked], factor, min_area, False)
         near = near_frame(replace(chosen, polygon=quad), (sh, sw))
-        return _by_parts(image, found, prepared, factor, min_area) or CardNotFound(
+        return _by_parts(image, found, prepared, factor, min_area, quad) or CardNotFound(
             CARD_CUT_OFF if near else NO_CARD, {"area": round(chosen.area, 4), "aspect": round(aspect, 3)})
     quad = portrait_order(quad)
     if _is_whole_image(quad, sw, sh):
@@ -219,10 +224,10 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
                     q * factor, prepared.gradient)):  # the art box of a card cut off by the frame
                 return CardNotFound(CARD_CUT_OFF, {"area": round(area, 4), "layout": round(lines, 3),
                                                    "art_box": "its card runs off the photo"})
-            if area < min_area:
-                return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": min_area})
-            return (_by_parts(image, found, prepared, factor, min_area)
-                    or CardNotFound(NO_CARD, {"area": round(area, 4), "layout": round(lines, 3)}))
+            small_part = area < min_area and not runs_off_round(picked, found, (sh, sw))  # (else a part of one cut off)
+            return (_by_parts(image, found, prepared, factor, min_area, full_quad * factor) or CardNotFound(
+                CARD_TOO_SMALL if small_part else CARD_CUT_OFF if area < min_area else NO_CARD,
+                {"area": round(area, 4), "layout": round(lines, 3), "min_area": min_area}))
         card, margin, quad_full, lines = held
         area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)
     detail = {"support": round(chosen.support, 3), "aspect": round(chosen.aspect, 3), "layout": round(lines, 3)}
@@ -248,11 +253,11 @@ def _one_card(image: Image.Image, found: list[Outline], prepared: Prepared, fact
                      orientation_margin=round(margin, 3), detail=detail)
 
 
-def _by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float,
-              min_area: float) -> FoundCard | CardNotFound | None:
-    """The answer for the card found round a part of its printing (`card_parts`) when no outline of it made a
-    card, or None when none is."""
-    held = card_by_parts(image, found, prepared, factor)
+def _by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float, min_area: float,
+              along: np.ndarray | None = None) -> FoundCard | CardNotFound | None:
+    """The answer for the card found along the chosen outline `along` (small-copy pixels, when it made no card) or
+    round a part of its printing (`card_parts`) when no outline of it made a card, or None when none is."""
+    held = card_by_parts(image, found, prepared, factor, along)
     if held is None:
         return None
     area = float(abs(cv2.contourArea(held[2].astype(np.float32)))) / (image.width * image.height)

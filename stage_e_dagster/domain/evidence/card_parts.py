@@ -10,8 +10,12 @@ box-shaped patch of the surface never shows a card's frame lines round it.
 
 - `cards_round`: the cards an outline would be a given box of;
 - `parts`: the outlines in a box's proportions, with strong straight sides, largest first;
-- `card_by_parts`: the first card round a part whose face, straightened from the full image, proves it whole (a
-  photo whose card left no outline);
+- `cards_along`: the cards sharing an outline's two sides along the card and one of its ends, as long as a card
+  is wide: the chosen outline spans the card's width but a line across the card (a glare band's edge, a plank's
+  dark seam along a dark border, the name bar's top) cut it short, or a palm's edge beyond the card's end drew it
+  long; the outline is then no card's shape, or a card's shape turned a quarter (half a card is 63 x 44 mm);
+- `card_by_parts`: the first card round a part, or along the chosen outline, whose face, straightened from the
+  full image, proves it whole (a photo whose card left no outline of its own);
 - `second_by_parts`: a card round a part apart from the found card whose face shows its frame lines (a second card
   in the photo, its edge lost on the surface).
 """
@@ -25,9 +29,11 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_faces import edges_seen
 from stage_e_dagster.domain.evidence.card_layout import ACROSS, ALONG, read_layout
 from stage_e_dagster.domain.evidence.card_layout import SIZE as LAYOUT_SIZE
 from stage_e_dagster.domain.evidence.card_outline import SURFACE_DELTA, Outline, Prepared, surface_distance
+from stage_e_dagster.domain.evidence.card_settle import true_aspect
 from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten, warp_card
 
 # The text box (x0, y0, x1, y1, share of the card): its sides along the card and its top and bottom across it.
@@ -48,6 +54,9 @@ PART_SURFACE = 0.25
 PART_LAYOUT = 0.95
 # A card round a part is at least this share of the photo (smaller ones are read by no one: the box's sides blur).
 MIN_PART_CARD = 0.015
+# A card along an outline is between these times the outline's length (perspective undone); one within ALONG_SAME
+# of the outline's own length is the outline, already read.
+ALONG_REACH, ALONG_SAME = (0.6, 2.4), 0.015
 
 # A second card guessed round a part whose face shows at least this share of its frame lines is straightened and
 # its corners fitted to them before it is judged (a part's outline puts the card round it a little off its place).
@@ -80,6 +89,26 @@ def cards_round(quad: np.ndarray, box: tuple[float, float, float, float]) -> lis
     return cards
 
 
+def cards_along(quad: np.ndarray) -> list[np.ndarray]:
+    """The cards (4 x 2, clockwise) sharing two opposite sides of an outline as the card's long sides and one of
+    its other sides as the card's top or bottom, as long as a card is wide: for each side taken as the card's end,
+    the outline's length across it (perspective undone, `true_aspect`) is stretched or cut to a card's, in the
+    outline's own perspective."""
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    aspect = max(true_aspect(quad), 1e-3)
+    cards = []
+    for turn in range(4):
+        q = np.roll(quad, -turn, axis=0).astype(np.float32)
+        across = np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[3] - q[2])
+        along = np.linalg.norm(q[2] - q[1]) + np.linalg.norm(q[0] - q[3])
+        long = 1 / (layout.TRIM_ASPECT * (aspect if across >= along else 1 / aspect))
+        if not ALONG_REACH[0] <= long <= ALONG_REACH[1] or abs(long - 1) < ALONG_SAME:
+            continue
+        card = np.array([[[0, 0], [1, 0], [1, long], [0, long]]], np.float64)
+        cards.append(cv2.perspectiveTransform(card, cv2.getPerspectiveTransform(unit, q))[0])
+    return cards
+
+
 def parts(found: list[Outline], box: tuple[float, float, float, float]) -> list[Outline]:
     """The whole four-sided outlines in `box`'s proportions with strong straight sides, largest first."""
     aspect = box_aspect(box)
@@ -88,15 +117,18 @@ def parts(found: list[Outline], box: tuple[float, float, float, float]) -> list[
                   key=lambda o: -o.area)
 
 
-def _candidates(found: list[Outline], prepared: Prepared) -> Iterator[np.ndarray]:
-    """The cards (small-copy pixels) round the largest parts of each box, lying inside the photo."""
+def _candidates(found: list[Outline], prepared: Prepared, along: np.ndarray | None = None
+                ) -> Iterator[tuple[np.ndarray, bool]]:
+    """The cards (small-copy pixels) along the outline `along` (when given), then round the largest parts of each
+    box, lying inside the photo; each with whether it was guessed round a part (and must show a printed inside)."""
     h, w = prepared.lab.shape[:2]
-    for box in BOXES:
-        for part in parts(found, box)[:PART_LOOKS]:
-            for card in cards_round(part.polygon, box):
-                inside = np.all(card >= 0) and np.all(card[:, 0] <= w) and np.all(card[:, 1] <= h)
-                if inside and abs(cv2.contourArea(card.astype(np.float32))) >= MIN_PART_CARD * w * h:
-                    yield card
+    cards = [(card, False) for card in (cards_along(along) if along is not None else [])]
+    cards += [(card, True) for box in BOXES for part in parts(found, box)[:PART_LOOKS]
+              for card in cards_round(part.polygon, box)]
+    for card, part in cards:
+        inside = np.all(card >= 0) and np.all(card[:, 0] <= w) and np.all(card[:, 1] <= h)
+        if inside and abs(cv2.contourArea(card.astype(np.float32))) >= MIN_PART_CARD * w * h:
+            yield card, part
 
 
 def _printed(card: np.ndarray, prepared: Prepared) -> bool:
@@ -109,16 +141,20 @@ def _printed(card: np.ndarray, prepared: Prepared) -> bool:
     return len(pixels) > 0 and float(np.mean(surface_distance(pixels, prepared.rim) <= SURFACE_DELTA)) <= PART_SURFACE
 
 
-def card_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float) -> Straightened | None:
-    """The card round a part (text box or art box) of it, straightened from `image` (the full photo; `factor` maps
-    it to the small copy `prepared`), when its face shows at least PART_LAYOUT of its frame lines, its corners,
-    fitted to them, stay inside the photo and its inside is printed, not the surface; else None."""
+def card_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float,
+                  along: np.ndarray | None = None) -> Straightened | None:
+    """The card along the chosen outline `along` (small-copy pixels, when given: `cards_along`) or round a part
+    (text box or art box) of it, straightened from `image` (the full photo; `factor` maps it to the small copy
+    `prepared`), when its face shows at least PART_LAYOUT of its frame lines, its corners, fitted to them, stay
+    inside the photo and, round a part, its inside is printed, not the surface; along the outline, its fitted
+    sides lie on edges (`edges_seen`: a fit that scaled the card past its edges matched other lines to the frame's;
+    its inside is not weighed, for a card's face may match a wood's colours over much of it); else None."""
     h, w = prepared.lab.shape[:2]
-    for card in _candidates(found, prepared):
+    for card, part in _candidates(found, prepared, along):
         held = straighten(image, portrait_order(card / factor))
         moved = held[2] * factor
         if (held[3] >= PART_LAYOUT and np.all(moved >= -1) and np.all(moved[:, 0] <= w) and np.all(moved[:, 1] <= h)
-                and _printed(moved, prepared)):
+                and (_printed(moved, prepared) if part else edges_seen(moved, prepared.gradient))):
             return held
     return None
 
@@ -131,7 +167,7 @@ def second_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared
     width, height = image.size
     h, w = prepared.lab.shape[:2]
     reach = apart.astype(np.float32)
-    for card in _candidates([o for o in found if cv2.intersectConvexConvex(
+    for card, _ in _candidates([o for o in found if cv2.intersectConvexConvex(
             o.polygon.astype(np.float32), reach)[0] <= 0], prepared):
         if cv2.intersectConvexConvex(card.astype(np.float32), reach)[0] > 0 or not _printed(card, prepared):
             continue
