@@ -10,7 +10,15 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from stage_e_dagster.domain.evidence.collector import read_collector
-from stage_e_dagster.domain.evidence.line_verify import MAX_COST, Printed, choose, forced_costs, printed_strings, verify
+from stage_e_dagster.domain.evidence.line_verify import (
+    MAX_COST,
+    MAX_STRINGS,
+    Printed,
+    choose,
+    forced_costs,
+    printed_strings,
+    verify,
+)
 from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER, MODERN, NUMBERLESS, RARITY_FIRST
@@ -184,3 +192,16 @@ def test_a_line_that_shows_no_printings_string_clearly_doubts_nothing() -> None:
     agreed = read_collector(_legal_band(), set(), read, catalog=catalog, name="Island",
                             rescue=Probing("_I_n_c_._ _2_7_4_/_3_0_7__"))  # #274 the nearest, yet no string fits
     assert (agreed.number, agreed.settled) == ("275", True)
+
+
+def test_a_name_with_more_strings_than_are_scored_is_not_asked_about() -> None:
+    """Breakage caught: the strings cut to the first MAX_STRINGS, so that the margin is taken over a part of them
+    (the string the line shows may be one left out)."""
+    numbers = [str(n) for n in range(1, MAX_STRINGS + 2)]
+    catalog = ReadCatalog.build([("Plains", "big", n) for n in numbers], totals={"big": 9999},
+                                codeless={"big"}, layouts={"big": {LEGAL_NUMBER}})
+    line = Image.new("L", (10, 10))
+    assert verify(Probing("_I_n_c_._ _2_1_7_/_9_9_9_9__"), line, catalog, "Plains") is None
+    fewer = ReadCatalog.build([("Plains", "big", n) for n in numbers[:MAX_STRINGS]], totals={"big": 9999},
+                              codeless={"big"}, layouts={"big": {LEGAL_NUMBER}})
+    assert verify(Probing("_I_n_c_._ _2_1_7_/_9_9_9_9__"), line, fewer, "Plains").key == ("big", "217")

@@ -36,8 +36,10 @@ MAX_COST = 8.0
 clearly enough (another set's, or smeared past reading)."""
 MIN_MARGIN = 6.0
 """Nats by which every other string must cost more than the best."""
-MAX_STRINGS = 400
-"""Strings scored at most per line (every printing of a basic land, in every layout it prints)."""
+MAX_STRINGS = 4000
+"""Strings scored at most per line: every printing of a basic land, in every layout it prints, is a few thousand
+in a full catalogue. A name with more is not asked about: a string left out could be the one the line shows, and
+the margin over the rest would mean nothing."""
 END, START = "end", "start"
 DIGITS = "0123456789"
 _NEG = -1e18
@@ -138,7 +140,6 @@ def _costs(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Pri
 def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Printed]) -> Printed | None:
     """The printing's string the line shows beyond doubt (see the module), or None. `strings` are every printing
     of the name's (`printed_strings`); the probabilities are the line's as read."""
-    strings = list(strings)[:MAX_STRINGS]
     costs = _costs(probs, alphabet, strings)
     if not costs:
         return None
@@ -155,9 +156,10 @@ def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Pri
 
 
 def _strings(catalog: ReadCatalog, name: str) -> list[Printed]:
-    return [printed for key in catalog.printings_of(name)
-            for printed in printed_strings(key, catalog.totals.get(key[0]),
-                                           catalog.layouts_of(key[0]) or NUMBERED_LAYOUTS)][:MAX_STRINGS]
+    strings = [printed for key in catalog.printings_of(name)
+               for printed in printed_strings(key, catalog.totals.get(key[0]),
+                                              catalog.layouts_of(key[0]) or NUMBERED_LAYOUTS)]
+    return strings if len(strings) <= MAX_STRINGS else []
 
 
 def verify(engine: object, line: Image.Image, catalog: ReadCatalog, name: str) -> Printed | None:
