@@ -229,4 +229,11 @@ FINDER_BREAKAGES = (
         (("    if turn:\n", "    if False:\n"),),
         ("tests/unit/test_card_finder.py::test_a_photographed_card_is_found_straightened_and_upright",),
         what="orientation ignored"),
+    Breakage(
+        "a small card seen closer only twice", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5, 1.5, 1.1),",
+          "ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5, 1.5),"),),
+        ("tests/unit/test_card_closer.py::"
+         "test_a_small_card_on_a_palm_is_seen_closer_still_when_the_palm_s_crop_shows_too_much",),
+        what="no look just round a palm's blob"),
 )

@@ -18,11 +18,12 @@ TOLERANCE = 0.02
 """A found card's corners within this share of the photo's diagonal of the truth."""
 
 
-def bench_photo(seed: int, index: int, case: str = "single") -> tuple[DrawnPhoto, Image.Image]:
-    """The photo benchmark's photo `index` of `case` (as it numbers them: 12 of each must-skip case after its 300
-    single ones) for `seed`, with the same cards, decoded as Stage C."""
+def bench_photo(seed: int, index: int, case: str = "single", photos: int = 300,
+                skips: int = 12) -> tuple[DrawnPhoto, Image.Image]:
+    """The photo benchmark's photo `index` of `case` (as it numbers them: `skips` of each must-skip case after its
+    `photos` single ones, 300 and 12 by default) for `seed`, with the same cards, decoded as Stage C."""
     cards = random.Random(seed).sample(generate_catalog(400, seed=37), 60)
-    at = index if case == "single" else 300 + 12 * ("several", "cut-off", "too-small").index(case) + index
+    at = index if case == "single" else photos + skips * ("several", "cut-off", "too-small").index(case) + index
 
     def face(k: int) -> Image.Image:
         return render_scan(cards[k % 60], long_side=1400, bleed=k % 60 % 3 == 0, seed=seed)

@@ -114,9 +114,9 @@ OTHER_AREA = 0.5
 LOOSE_ASPECT = 0.04
 # A photo skipped as holding no card or a card cut off is looked at closer round its largest ZOOM_LOOKS small
 # outlines (ZOOM_AREA of the photo, their proportions within ZOOM_ASPECT: a card's, or a palm's round a card): square
-# crops ZOOM times the outline's size, at least ZOOM_SIDE pixels, in which a card of at least ZOOM_MIN_CARD of the
-# photo is read.
-ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5, 1.5), 480, 3, (0.01, 0.2)
+# crops ZOOM times the outline's size (the last just round a palm's blob, whose wider crops can show more of the
+# surface than of the card), at least ZOOM_SIDE pixels, in which a card of at least ZOOM_MIN_CARD of the photo is read.
+ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5, 1.5, 1.1), 480, 3, (0.01, 0.2)
 ZOOM_ASPECT, ZOOM_MIN_CARD, ZOOM_FULL = (ASPECT_RANGE[0], 1.0), 0.01, 0.85
 # Inside an outline chosen for the card that is no card's shape, the largest INSIDE_LOOKS card-like outlines of at
 # least INSIDE_AREA of its area are read for a whole card's frame lines.
