@@ -145,7 +145,7 @@ FINDER_BREAKAGES = (
         what="a small card in a crop answered too small there, not found"),
     Breakage(
         "a small card looked at no closer than the photo", "stage_e_dagster/domain/evidence/card_finder.py",
-        (("ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5, 1.5), 480, 3, (0.01, 0.2)",
+        (("ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5, 1.5, 1.1), 480, 3, (0.01, 0.2)",
           "ZOOM, ZOOM_SIDE, ZOOM_LOOKS, ZOOM_AREA = (2.5,), 480, 3, (0.01, 0.2)"),
          ("            if side > ZOOM_FULL * min(width, height):\n                continue", "")),
         ("tests/unit/test_card_closer.py::test_a_small_card_in_a_palm_blob_taken_for_an_art_box_is_seen_closer",),
