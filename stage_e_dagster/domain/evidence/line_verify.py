@@ -8,13 +8,18 @@ its layout prints ("217/267" at the end of a legal line, "078/221" at the start 
 at the end of a rarity-first one), and the line is taken as the best string when
 
 - forcing it costs little against the recogniser's own best path (`MAX_COST` nats), and
-- every other printing's string costs clearly more (`MIN_MARGIN` nats), and none prints the same string.
+- every other printing's string costs clearly more (`MIN_MARGIN` nats); another set printing the same string
+  costs the same, so the line chooses neither.
 
 The string is placed where its layout prints it: what comes before a line-ending string is free, except that it
 must not end in a digit, and after it stands nothing (for a line-starting string, the mirror image). So a shorter
 number never fits inside a longer one ("27/350" inside "127/350" pays for the "1"), and a copyright year never
 passes for a number: every string but the rarity-first one carries its set's total. A star or letter suffix is
 what such a recogniser sees worst, so a printing with a suffix twin (30/30a, 261/261★) is never chosen here.
+
+The same scores check a number that Tesseract's reads agreed on where agreement is what settles it (a basic land
+one digit from its neighbours, `doubted`): the line fitting a neighbour's string clearly and better says the two
+reads smeared a digit alike.
 
 The engine supplies the probabilities and its alphabet; the rest is numpy.
 """
