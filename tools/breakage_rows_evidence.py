@@ -304,4 +304,26 @@ EVIDENCE_BREAKAGES = (
         "a name's strings cut short for verification", "stage_e_dagster/domain/evidence/line_verify.py",
         (("    return strings if len(strings) <= MAX_STRINGS else []", "    return strings[:MAX_STRINGS]"),),
         ("tests/unit/test_line_verify.py::test_a_name_with_more_strings_than_are_scored_is_not_asked_about",)),
+    Breakage(
+        "the recogniser given the padded line Tesseract reads", "stage_e_dagster/domain/evidence/collector_views.py",
+        (("RECOGNISER_MARGIN = 0.3\n", "RECOGNISER_MARGIN = 1.0\n"),),
+        ("tests/unit/test_line_verify.py::"
+         "test_the_recogniser_is_asked_about_the_number_line_its_type_nearly_filling_it",),
+        what="the line's type a third of the recogniser's input"),
+    Breakage(
+        "a lone string held to the rivals' cost", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("    alone = complete and all(s.key == best.key for s in strings)", "    alone = False"),),
+        ("tests/unit/test_line_verify.py::"
+         "test_a_lone_string_is_taken_at_a_higher_cost_only_when_no_printing_is_unknown",)),
+    Breakage(
+        "a lone string taken at the higher cost beside a rival", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("    alone = complete and all(s.key == best.key for s in strings)", "    alone = True"),),
+        ("tests/unit/test_line_verify.py::"
+         "test_a_lone_string_is_taken_at_a_higher_cost_only_when_no_printing_is_unknown",)),
+    Breakage(
+        "a printing with no known string counted as numberless", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("    return all(key in keys or set(_layouts(catalog, key[0])) <= {NUMBERLESS} "
+           "for key in catalog.printings_of(name))", "    return True"),),
+        ("tests/unit/test_line_verify.py::"
+         "test_a_printing_without_a_known_string_leaves_the_lone_string_to_the_lower_cost",)),
 )

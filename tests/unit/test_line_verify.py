@@ -11,6 +11,7 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from stage_e_dagster.domain.evidence.collector import read_collector
 from stage_e_dagster.domain.evidence.line_verify import (
+    LONE_MAX_COST,
     MAX_COST,
     MAX_STRINGS,
     Printed,
@@ -85,6 +86,29 @@ def test_a_printing_with_a_suffix_twin_is_never_chosen() -> None:
 def test_two_sets_printing_the_same_string_choose_nothing() -> None:
     """Breakage caught: the margin not required (a string two sets print taken as one of them)."""
     assert choose(_probs(LEGAL), ALPHABET, _legal(("abc", "217")) + _legal(("def", "217"))) is None
+
+
+def test_a_lone_string_is_taken_at_a_higher_cost_only_when_no_printing_is_unknown() -> None:
+    """Breakage caught: a lone string held to the rivals' cost (the only numbered printing of a name never chosen
+    from a smeared digit), or taken so when another printing's string is unknown (that printing may be the card)."""
+    frames = _probs("_I_n_c_._ _2_7_1_/_3_0_1__")  # the last digit read as "1": forcing "5" costs about 10 nats
+    (cost,) = forced_costs(frames, ALPHABET, ["275/301"])
+    assert cost is not None and MAX_COST < cost < LONE_MAX_COST
+    lone = _legal(("abc", "275"), 301)
+    assert choose(frames, ALPHABET, lone, complete=True).key == ("abc", "275")
+    assert choose(frames, ALPHABET, lone, complete=False) is None
+    assert choose(frames, ALPHABET, lone + _legal(("def", "12"), 40), complete=True) is None
+
+
+def test_a_printing_without_a_known_string_leaves_the_lone_string_to_the_lower_cost() -> None:
+    """Breakage caught: a set with no total in the catalogue counted as printing no number."""
+    line = "_I_n_c_._ _2_7_1_/_3_0_1__"
+    numberless = ReadCatalog.build([("Shivan Dragon", "abc", "275"), ("Shivan Dragon", "old", "99")],
+                                   totals={"abc": 301}, layouts={"abc": {LEGAL_NUMBER}, "old": {NUMBERLESS}})
+    assert verify(Probing(line), Image.new("L", (8, 8)), numberless, "Shivan Dragon").key == ("abc", "275")
+    untold = ReadCatalog.build([("Shivan Dragon", "abc", "275"), ("Shivan Dragon", "new", "12")],
+                               totals={"abc": 301}, layouts={"abc": {LEGAL_NUMBER}, "new": {LEGAL_NUMBER}})
+    assert verify(Probing(line), Image.new("L", (8, 8)), untold, "Shivan Dragon") is None
 
 
 def test_no_legal_string_without_the_sets_total() -> None:
@@ -181,6 +205,33 @@ def test_reads_that_agree_on_a_neighbour_the_rescue_engine_prefers_withdraw_thei
     agreed = read_collector(_legal_band(), set(), read, catalog=catalog, name="Island",
                             rescue=Probing("_I_n_c_._ _2_7_5_/_3_0_1__"))
     assert (agreed.number, agreed.settled) == ("275", True)
+
+
+class Recording(Probing):
+    """A `Probing` engine that keeps every image its probabilities are asked of."""
+
+    def __init__(self, frames: str) -> None:
+        super().__init__(frames)
+        self.seen: list[Image.Image] = []
+
+    def char_probs(self, image: Image.Image) -> tuple[np.ndarray, dict[str, int]]:
+        self.seen.append(image)
+        return super().char_probs(image)
+
+
+def test_the_recogniser_is_asked_about_the_number_line_its_type_nearly_filling_it() -> None:
+    """Breakage caught: the line given with the margins and padding Tesseract wants, which leave the type about a
+    third of the image's height, where the recogniser scores small blurred digits far worse."""
+    catalog = ReadCatalog.build([("Shivan Dragon", "abc", n) for n in ("275", "198")], totals={"abc": 301},
+                                codeless={"abc"}, layouts={"abc": {LEGAL_NUMBER}})
+    rescue = Recording("_I_n_c_._ _2_7_5_/_3_0_1__")
+    reading = read_collector(_legal_band(), set(), Scripted(""), catalog=catalog, name="Shivan Dragon",
+                             rescue=rescue)
+    assert reading.number == "275"
+    (line,) = rescue.seen
+    rows = np.flatnonzero((np.asarray(line.convert("L")) < 128).any(axis=1))
+    assert line.height == 48 and rows[-1] - rows[0] + 1 >= 0.55 * line.height
+    assert np.asarray(line.convert("L"))[:, : line.width // 2].min() < 128  # the line's words, not only its end
 
 
 def test_a_line_that_shows_no_printings_string_clearly_doubts_nothing() -> None:

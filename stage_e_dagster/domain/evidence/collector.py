@@ -26,6 +26,7 @@ from stage_e_dagster.domain.evidence.collector_views import (
     family,
     number_blocks,
     number_line_first,
+    recogniser_line,
     shape_family,
     tight_view,
 )
@@ -269,8 +270,8 @@ def _agreed(reading: CollectorReading, texts: tuple[str, ...], tight: Prepared, 
     fit another printing of the name better, for two reads of one engine can smear a digit alike."""
     if reading.settled or not reading.settled_if_agreed:
         return replace(reading, texts=texts)
-    if catalog is not None and name is not None and reading.number is not None and tight.lines:
-        line = pp.pad(Prepared(tight.gray, tight.lines[:1], tight.glyph).text())
+    line = recogniser_line(tight)
+    if catalog is not None and name is not None and reading.number is not None and line is not None:
         code = reading.set_code if reading.snapped else None
         if doubted(rescue, line, catalog, name, normalise_collector_number(reading.number), code):
             return replace(reading, texts=texts, number=None, accepted=False, confirmed=False)
@@ -281,8 +282,8 @@ def _verified(prepared: Prepared, block: Block | None, rescue: OcrEngine, known:
               catalog: ReadCatalog, name: str, readings: list[CollectorReading]) -> CollectorReading | None:
     """The printing the number line (the view's first) shows by the rescue engine's character probabilities
     (`line_verify.verify`), read as its printed string; None unless the catalogue confirms it."""
-    line = Prepared(prepared.gray, prepared.lines[:1], prepared.glyph)
-    chosen = verify(rescue, pp.pad(line.text()), catalog, name) if prepared.lines else None
+    line = recogniser_line(prepared)
+    chosen = verify(rescue, line, catalog, name) if line is not None else None
     reading = chosen and read_text(chosen.reads_as, known, len(readings) + 1, catalog, name, block)
     return replace(reading, texts=tuple(r.raw for r in readings) + (reading.raw,)) if reading and reading.confirmed \
         else None

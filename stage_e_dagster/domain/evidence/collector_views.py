@@ -33,6 +33,10 @@ characters); a modern block's lines stay under it, though its second line, with 
 NUMBER_LINE = 8
 """Glyph heights a modern block's first line runs at most: its number line ("261★/383 R", "C 0172"). A wider first
 line is an artist's credit over a legal line."""
+RECOGNISER_MARGIN = 0.3
+"""Line heights kept above and below a line given to the recogniser's probabilities (twice that at its ends)."""
+RECOGNISER_HEIGHT = 48
+"""Pixels high a line is given to the recogniser: PP-OCR's recogniser's input height."""
 
 
 @dataclass
@@ -140,6 +144,24 @@ def tight_view(band: BottomBand, block: Block, kind: str) -> Prepared:
         left = max((start for start, _ in words if start <= reach), default=words[0][0])
         gray, out = band.crop(block, (line,), left=left)
     return Prepared(gray, out, glyph)
+
+
+def recogniser_line(prepared: Prepared) -> Image.Image | None:
+    """The view's first text line as the CTC recogniser's probabilities are asked about it (`line_verify`): cut
+    close round its ink and scaled to the recogniser's input height; None when the view found no line.
+
+    The recogniser was trained on lines their type nearly fills. The margins and padding Tesseract wants leave the
+    type about a third of the height, where blurred digits score the right string far worse: cut close, small
+    type is read at the size the recogniser knows."""
+    if not prepared.lines:
+        return None
+    line = prepared.lines[0]
+    margin = max(1, round(line.height * RECOGNISER_MARGIN))
+    gray = prepared.gray
+    crop = gray.crop((max(0, line.left - 2 * margin), max(0, line.top - margin),
+                      min(gray.width, line.right + 2 * margin), min(gray.height, line.bottom + margin)))
+    factor = RECOGNISER_HEIGHT / crop.height
+    return crop.resize((max(8, round(crop.width * factor)), RECOGNISER_HEIGHT), Image.LANCZOS)
 
 
 def number_line_first(block: Block, glyph: float) -> bool:

@@ -11,6 +11,10 @@ at the end of a rarity-first one), and the line is taken as the best string when
 - every other printing's string costs clearly more (`MIN_MARGIN` nats); another set printing the same string
   costs the same, so the line chooses neither.
 
+A name whose printings print one string between them (the others print no number) has no rival to beat: its string
+is taken at a higher cost (`LONE_MAX_COST`), below what a numberless line costs. Not when a printing's string is
+unknown (a legal line's set with no total in the catalogue): that printing may be the one the line shows.
+
 The string is placed where its layout prints it: what comes before a line-ending string is free, except that it
 must not end in a digit, and after it stands nothing (for a line-starting string, the mirror image). So a shorter
 number never fits inside a longer one ("27/350" inside "127/350" pays for the "1"), and a copyright year never
@@ -34,13 +38,24 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
-from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER, MODERN, NUMBERED_LAYOUTS, RARITY_FIRST
+from stage_e_dagster.domain.printed_lines import (
+    CENTRED,
+    LEGAL_NUMBER,
+    MODERN,
+    NUMBERED_LAYOUTS,
+    NUMBERLESS,
+    RARITY_FIRST,
+)
 
 MAX_COST = 8.0
 """Nats the best string may cost against the recogniser's best path: above it the line shows no printing's string
 clearly enough (another set's, or smeared past reading)."""
 MIN_MARGIN = 6.0
 """Nats by which every other string must cost more than the best."""
+LONE_MAX_COST = 12.0
+"""Nats the string may cost when it is the only printing's the name prints (`complete`): with no rival to be clearly
+worse than, what it must clearly beat is a line without a number, a numberless printing's, which costs far more
+(17 nats and up on the tuning seeds' numberless scans)."""
 MAX_STRINGS = 4000
 """Strings scored at most per line: every printing of a basic land, in every layout it prints, is a few thousand
 in a full catalogue. A name with more is not asked about: a string left out could be the one the line shows, and
@@ -142,14 +157,17 @@ def _costs(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Pri
     return costs
 
 
-def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Printed]) -> Printed | None:
+def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Printed],
+           complete: bool = False) -> Printed | None:
     """The printing's string the line shows beyond doubt (see the module), or None. `strings` are every printing
-    of the name's (`printed_strings`); the probabilities are the line's as read."""
+    of the name's (`printed_strings`); `complete`: every printing that prints a number has its strings among them.
+    The probabilities are the line's as read."""
     costs = _costs(probs, alphabet, strings)
     if not costs:
         return None
     best = min(costs, key=costs.__getitem__)
-    if costs[best] > MAX_COST:
+    alone = complete and all(s.key == best.key for s in strings)
+    if costs[best] > (LONE_MAX_COST if alone else MAX_COST):
         return None
     number = best.key[1]
     if any(_base(s.key[1]) == _base(number) and s.key[1] != number for s in strings):
@@ -162,9 +180,18 @@ def choose(probs: np.ndarray, alphabet: Mapping[str, int], strings: Sequence[Pri
 
 def _strings(catalog: ReadCatalog, name: str) -> list[Printed]:
     strings = [printed for key in catalog.printings_of(name)
-               for printed in printed_strings(key, catalog.totals.get(key[0]),
-                                              catalog.layouts_of(key[0]) or NUMBERED_LAYOUTS)]
+               for printed in printed_strings(key, catalog.totals.get(key[0]), _layouts(catalog, key[0]))]
     return strings if len(strings) <= MAX_STRINGS else []
+
+
+def _layouts(catalog: ReadCatalog, code: str) -> tuple[str, ...]:
+    return catalog.layouts_of(code) or NUMBERED_LAYOUTS
+
+
+def _complete(catalog: ReadCatalog, name: str, strings: Sequence[Printed]) -> bool:
+    """Whether every printing of `name` that prints a number has its strings among `strings`."""
+    keys = {s.key for s in strings}
+    return all(key in keys or set(_layouts(catalog, key[0])) <= {NUMBERLESS} for key in catalog.printings_of(name))
 
 
 def verify(engine: object, line: Image.Image, catalog: ReadCatalog, name: str) -> Printed | None:
@@ -177,7 +204,7 @@ def verify(engine: object, line: Image.Image, catalog: ReadCatalog, name: str) -
     if not strings:
         return None
     probs, alphabet = char_probs(line)
-    return choose(probs, alphabet, strings)
+    return choose(probs, alphabet, strings, _complete(catalog, name, strings))
 
 
 def doubted(engine: object, line: Image.Image, catalog: ReadCatalog, name: str, number: str,
