@@ -236,4 +236,36 @@ FINDER_BREAKAGES = (
         ("tests/unit/test_card_closer.py::"
          "test_a_small_card_on_a_palm_is_seen_closer_still_when_the_palm_s_crop_shows_too_much",),
         what="no look just round a palm's blob"),
+    Breakage(
+        "two parts of a card cut off taken for two cards",
+        "stage_e_dagster/domain/evidence/card_choice.py",
+        (("        beside = [o for o in beside if not cut_beside(o, found)]", "        beside = list(beside)"),),
+        ("tests/unit/test_card_along.py::"
+         "test_two_parts_of_a_card_cut_off_beside_its_cut_text_box_are_a_card_cut_off",),
+        what="a part beside an unproved part, a cut-off card within reach of both, counted as a second card"),
+    Breakage(
+        "a part of a card beside a card cut off called too small", "stage_e_dagster/domain/evidence/card_choice.py",
+        ((" for o in found) or cut_beside(part, found)", " for o in found)"),),
+        ("tests/unit/test_card_along.py::"
+         "test_two_parts_of_a_card_cut_off_beside_its_cut_text_box_are_a_card_cut_off",),
+        what="no cut-off shape looked for within a part's reach"),
+    Breakage(
+        "a patch of the surface beside a proved card taken for a second card",
+        "stage_e_dagster/domain/evidence/card_choice.py",
+        (("    return rest if any(proved(c.polygon) for c in rest) else top", "    return top"),),
+        ("tests/unit/test_card_proof.py::"
+         "test_a_patch_of_wood_in_a_card_s_shape_beside_a_small_card_is_no_second_card",),
+        what="card-like patches of the surface kept beside a card proved by its lines"),
+    Breakage(
+        "a second card whose face has the surface's colours not counted",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("        if score >= PART_LAYOUT:  # (every line", "        if False:  # (every line"),),
+        ("tests/unit/test_card_closer.py::test_a_second_card_whose_face_looks_like_the_wood_makes_several",),
+        what="a card round a part with every frame line still needs a printed inside"),
+    Breakage(
+        "a patch of the surface beside a card cut off taken for the card",
+        "stage_e_dagster/domain/evidence/card_choice.py",
+        (("        return [] if cut_seen else top", "        return top"),),
+        ("tests/unit/test_card_along.py::test_a_patch_of_wood_in_a_card_s_shape_beside_a_card_cut_off_is_no_card",),
+        what="card-like patches of the surface kept when a card cut off is seen"),
 )

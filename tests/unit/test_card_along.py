@@ -2,7 +2,7 @@
 across the card (a glare band's edge, a plank's dark seam along a dark border) cut it short, or a palm's edge past
 the card's end drew it long. The card shares the outline's long sides and one of its ends (`card_parts.cards_along`)
 and is proved by its frame lines. And a part of a card inside a shape run off the photo's frame is a card cut off,
-not a small card.
+not a small card; a patch of the surface in a card's shape beside a card cut off is no card.
 
 The photos are the photo benchmark's (`demo.photo`) at a phone's size, where those outlines are met.
 """
@@ -77,4 +77,22 @@ def test_a_part_of_a_card_inside_a_shape_ending_just_short_of_the_frame_is_a_car
     the card ends a few pixels short of the frame, so it is not taken as run off the photo. It reaches the frame
     all the same: the card is cut off, not small."""
     found = find_card(bench_photo(0, 7, "cut-off")[1])
+    assert isinstance(found, CardNotFound) and found.reason == CARD_CUT_OFF, found
+
+
+def test_two_parts_of_a_card_cut_off_beside_its_cut_text_box_are_a_card_cut_off() -> None:
+    """A card upside down on a palm, cut by the photo's top at its text box: its dark edge leaves no outline, its art
+    box, split by glare, leaves two card-like parts side by side, and its text box a shape run off the frame beside
+    them. The part taken for the card shows no frame lines and the text box cut off lies within a card's reach of
+    both parts: they are parts of the card cut off, not two cards, and their small size says nothing of the
+    card's."""
+    found = find_card(bench_photo(3, 4, "cut-off")[1])
+    assert isinstance(found, CardNotFound) and found.reason == CARD_CUT_OFF, found
+
+
+def test_a_patch_of_wood_in_a_card_s_shape_beside_a_card_cut_off_is_no_card() -> None:
+    """A sleeved card on wood run off the photo: its outline runs off the frame with strong straight sides, and
+    the only card-like outline on the surface is a stretch of plank in a card's shape, its inside the wood's colours
+    and its face showing few frame lines. Beside a card cut off, the patch is no card: the card is cut off."""
+    found = find_card(bench_photo(10, 19, "cut-off", photos=0, skips=40)[1])
     assert isinstance(found, CardNotFound) and found.reason == CARD_CUT_OFF, found

@@ -61,6 +61,14 @@ def test_a_second_card_whose_glare_hides_a_frame_line_makes_several() -> None:
     assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
 
 
+def test_a_second_card_whose_face_looks_like_the_wood_makes_several() -> None:
+    """Two cards on wood, the second's warm art and gold border as brown as the planks: its edge leaves no outline,
+    and the card round its art box has the wood's colours over much of it, yet its face shows every frame line
+    where it belongs. A card round a part with all its lines is a card whatever its colours: several cards."""
+    found = find_card(bench_photo(11, 30, "several", photos=0, skips=40)[1])
+    assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
+
+
 def test_two_cards_seen_only_by_their_boxes_near_the_frame_are_several_not_cut_off() -> None:
     """Two sleeved cards on a playmat, neither leaving an outline of its own: only their art and text boxes do,
     one near the photo's frame. The card round each box lies whole in the photo, shown by its frame lines: the

@@ -2,7 +2,8 @@
 lines): one whose surroundings are no surface (a top-loader run off the photo rings it with plastic, and no outline
 of the holder closes, or its shadow's edge cut by the frame rings it), one whose outline a line across it split in
 two card-like parts, one whose border band grows on to the frame, one whose frame passed for it (read by another
-outline over it, or straightened larger); and a card grown round an outline must hold it.
+outline over it, or straightened larger); and a card grown round an outline must hold it. A patch of the surface
+in a card's shape beside a card proved by its lines is no second card.
 
 The photos are the photo benchmark's (`demo.photo`) at a phone's size, where those outlines are lost.
 """
@@ -17,8 +18,9 @@ from PIL import Image
 from stage_e_dagster.demo.catalog import generate_catalog
 from stage_e_dagster.demo.photo import DrawnPhoto, PhotoPlan, draw_photo, plan_photo
 from stage_e_dagster.demo.render import render_scan
-from stage_e_dagster.domain.evidence.card_finder import PHOTO, FoundCard, find_card
+from stage_e_dagster.domain.evidence.card_finder import CARD_TOO_SMALL, PHOTO, CardNotFound, FoundCard, find_card
 from stage_e_dagster.domain.evidence.load import load_scan
+from tests.unit.bench_photo_cases import bench_photo
 
 TOLERANCE = 0.02
 
@@ -98,3 +100,11 @@ def test_a_card_inside_a_cut_off_shape_proved_whole_by_its_face_is_the_card() ->
     card-like shape round it, so no card-like outline lies on the surface; the card inside that shape whose face
     shows its frame lines (its fitted corners inside the photo) is the card, not a part of a card cut off."""
     _assert_found(*_photo(3, 141)[1:])
+
+
+def test_a_patch_of_wood_in_a_card_s_shape_beside_a_small_card_is_no_second_card() -> None:
+    """A small card on wood and, apart from it, a stretch of plank between two seams in a card's shape, larger than
+    the card: the patch's inside is the wood's colours and its face shows no frame lines, while the card's shows
+    them. The patch is neither the card nor a second one: the card alone is too small."""
+    found = find_card(bench_photo(11, 29, "too-small", photos=0, skips=40)[1])
+    assert isinstance(found, CardNotFound) and found.reason == CARD_TOO_SMALL, found

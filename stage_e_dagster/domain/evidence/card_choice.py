@@ -3,8 +3,10 @@
 Among the candidate outlines (`card_outline`), a card (or its holder) lies on the surface; an outline inside
 another card-like one, or ringed by anything but the surface, is a part of a card. A card cut off by the frame
 leaves a shape run off the photo with strong straight sides; a second card lies apart from the first, a whole
-card's shape once its sides are settled; inside a sleeve or top-loader the card's own edge wins when it is in
-truer proportions than the holder's.
+card's shape once its sides are settled, and no patch of the surface beside a card proved by its frame lines;
+a part of a card beside the chosen outline is no second card when that outline is no card proved and both lie
+within reach of a card cut off by the frame (two parts of the card cut off, its own edge lost); inside a sleeve or
+top-loader the card's own edge wins when it is in truer proportions than the holder's.
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ NEAR_FRAME = 0.12
 # A larger outline round a part of a card, reaching the photo's frame with sides whose mean support is at least
 # this (a card-like outline's), is the part's card run off the photo.
 RUN_OFF_SUPPORT = 0.72
+# A part of a card reaches this many times its size about its centre (a card is about 2.3 times its art box's
+# height): a card cut off by the frame within it may be the part's card.
+PART_REACH = 2.0
 
 def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarray], np.ndarray] | None = None,
            proved: Callable[[np.ndarray], bool] | None = None) -> Outline | CardNotFound:
@@ -68,7 +73,10 @@ def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarr
     own printing `proved` it a whole card (its face, straightened, shows its frame lines) is the card: a top-loader
     run off the photo rings it with plastic, not the surface, and no outline of the holder closes; a shadow's edge
     cut by the frame makes a cut-off shape round a whole card. Two card-like outlines side by side that together
-    make a card's shape proved by its frame lines are parts of one card (a line across it split its outline)."""
+    make a card's shape proved by its frame lines are parts of one card (a line across it split its outline). A
+    card-like patch of the surface beside a card proved whole is dropped (`_without_patches`); a part of a card
+    beside the chosen outline, that outline not `proved` a card and a card cut off by the frame within reach of both
+    (`cut_beside`), is a part of the card cut off, not of a second card."""
     h, w = prepared.lab.shape[:2]  # (an outline with a corner beyond the photo's frame is no whole card)
     card_like = [o for o in found if o.card_like and within(o.polygon, w, h)]
     cut = [o for o in found if _cut_card_like(o)]
@@ -79,6 +87,8 @@ def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarr
         looks = outer + [c for c in card_like if all(c is not o for o in outer)
                          and not any(o.contains(c) for o in card_like)]
         top = [c for c in sorted(looks, key=lambda o: -o.area)[:PROOF_LOOKS] if proved(c.polygon)][:1]
+    if proved is not None and top:
+        top = _without_patches(top, prepared, proved, bool(cut))
     if not top:
         return _no_whole_card(found, card_like, cut, prepared.lab.shape[:2])
     best = max(top, key=lambda o: o.area)
@@ -108,10 +118,30 @@ def choose(found: list[Outline], prepared: Prepared, settler: Callable[[np.ndarr
               and not o.contains(best) and not overlaps(o, best, HOLDER_REACH) and not surface_inside(o, prepared)]
     if settler is not None:  # only a whole card's shape counts, once its sides are settled on its own edges
         beside = [o for o in beside if abs(true_aspect(settler(o.polygon)) - layout.TRIM_ASPECT) <= BESIDE_ASPECT]
+    if proved is not None and beside and cut_beside(best, found) and not proved(best.polygon):
+        beside = [o for o in beside if not cut_beside(o, found)]  # (parts of the card cut off beside them)
     if beside:
         return CardNotFound(SEVERAL_CARDS, {"cards": 2, "area": round(best.area, 4),
                                             "part_area": round(max(o.area for o in beside), 4)})
     return _innermost_card(best, card_like)
+
+
+def _without_patches(top: list[Outline], prepared: Prepared, proved: Callable[[np.ndarray], bool],
+                     cut_seen: bool) -> list[Outline]:
+    """The card-like outlines on the surface but the patches of it (`surface_inside`, the face showing no frame
+    lines: a plank's stretch between two seams in a card's shape) when another of them is `proved` a whole card by
+    its frame lines, or when all of them are patches and a card cut off by the frame is seen (`cut_seen`): a patch
+    beside a card, whole or cut off, is neither the card nor a second one, however large."""
+    maybe = [c for c in top if surface_inside(c, prepared)]
+    if not maybe or (len(maybe) == len(top) and not cut_seen):  # (none to tell the patches by)
+        return top
+    patches = [c for c in maybe if not proved(c.polygon)]
+    rest = [c for c in top if all(c is not p for p in patches)]
+    if not patches:
+        return top
+    if not rest:
+        return [] if cut_seen else top
+    return rest if any(proved(c.polygon) for c in rest) else top
 
 
 def _split_card(best: Outline, card_like: list[Outline], proved: Callable[[np.ndarray], bool], w: int,
@@ -208,12 +238,22 @@ def runs_off_round(part: Outline, found: list[Outline], shape: tuple[int, int]) 
     photo's frame with strong straight sides: the card it is a part of runs off the photo, and its small size says
     nothing of the card's. A card run off the frame on a surface of weak contrast leaves such a shape, its sides too
     faint to pass for a cut-off card's on their own (`_cut_card_like`), or its last side a few pixels short of the
-    frame; a small card on a palm lies inside the palm's curved outline, whose sides are weak."""
+    frame; a small card on a palm lies inside the palm's curved outline, whose sides are weak. So does a part
+    with a card cut off beside it (`cut_beside`)."""
     h, w = shape
     slack = FRAME_SLACK
     return any(o.contains(part) and o.support >= RUN_OFF_SUPPORT
                and bool(np.any(o.polygon < slack) or np.any(o.polygon[:, 0] > w - 1 - slack)
-                        or np.any(o.polygon[:, 1] > h - 1 - slack)) for o in found)
+                        or np.any(o.polygon[:, 1] > h - 1 - slack)) for o in found) or cut_beside(part, found)
+
+
+def cut_beside(part: Outline, found: list[Outline]) -> bool:
+    """Whether a card cut off by the frame (`_cut_card_like`: a shape run off the photo with strong straight sides
+    and right angles) lies within its card's reach of an outline that is a part of a card (no whole card's face):
+    the part grown by PART_REACH about its centre, as far as a card reaches round its art box. A card cut off at its
+    text box leaves the text box's cut shape at the frame and its art box whole beside it, in two parts when glare
+    splits it: the parts are of the card cut off, and their small size says nothing of the card's."""
+    return any(_cut_card_like(o) and overlaps(o, part, PART_REACH) for o in found if o is not part)
 
 
 def _cut_card_like(o: Outline) -> bool:

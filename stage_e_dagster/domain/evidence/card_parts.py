@@ -17,7 +17,8 @@ box-shaped patch of the surface never shows a card's frame lines round it.
 - `card_by_parts`: the first card round a part, or along the chosen outline, whose face, straightened from the
   full image, proves it whole (a photo whose card left no outline of its own);
 - `second_by_parts`: a card round a part apart from the found card whose face shows its frame lines (a second card
-  in the photo, its edge lost on the surface).
+  in the photo, its edge lost on the surface): all of them whatever its colours, nearly all with its inside
+  printed.
 """
 
 from __future__ import annotations
@@ -162,21 +163,27 @@ def card_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, 
 def second_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float,
                     apart: np.ndarray) -> float | None:
     """The area (share of the photo) of a second card round a part lying apart from `apart` (the found card and its
-    holder, small-copy pixels) whose face, straightened, shows at least SECOND_LINES of its frame lines and whose
-    inside is printed; else None."""
+    holder, small-copy pixels) whose face, straightened, shows at least PART_LAYOUT of its frame lines (a card's
+    warm art and border on wood can share the wood's colours: every line in its place proves it all the same), or
+    at least SECOND_LINES and its inside is printed; else None."""
     width, height = image.size
     h, w = prepared.lab.shape[:2]
     reach = apart.astype(np.float32)
     for card, _ in _candidates([o for o in found if cv2.intersectConvexConvex(
             o.polygon.astype(np.float32), reach)[0] <= 0], prepared):
-        if cv2.intersectConvexConvex(card.astype(np.float32), reach)[0] > 0 or not _printed(card, prepared):
+        if cv2.intersectConvexConvex(card.astype(np.float32), reach)[0] > 0:
             continue
         corners = portrait_order(card) / factor / (width, height)
         face = np.asarray(warp_card(image, tuple(map(tuple, corners)), long_side=LAYOUT_SIZE[1]))  # type: ignore[arg-type]
         lines = read_layout(face)
-        if max(lines.score, lines.turned) >= SECOND_LINES:
+        score = max(lines.score, lines.turned)
+        if score >= PART_LAYOUT:  # (every line where it belongs: a card whatever the colours of its face)
             return float(abs(cv2.contourArea(card.astype(np.float32)))) / (w * h)
-        if max(lines.score, lines.turned) >= SECOND_FIT:  # (off its place by a little: fitted to its lines)
+        if not _printed(card, prepared):
+            continue
+        if score >= SECOND_LINES:
+            return float(abs(cv2.contourArea(card.astype(np.float32)))) / (w * h)
+        if score >= SECOND_FIT:  # (off its place by a little: fitted to its lines)
             held = straighten(image, portrait_order(card / factor))
             moved = (held[2] * factor).astype(np.float32)
             if (held[3] >= SECOND_LINES and cv2.intersectConvexConvex(moved, reach)[0] <= 0
