@@ -22,7 +22,7 @@ def test_the_registry_declares_the_funnel_in_order() -> None:
     assert [c.id for c in CALCULATORS] == [JOIN_KEY_ID, ERA_ID, FALLBACK_ID]
     assert CALCULATORS[1].runs == CALCULATORS[2].runs == UNTIL_HIT
     assert [(c.family, c.version, c.label) for c in CALCULATORS] == [
-        ("stage-d-join-key", 2, "join-key"), ("stage-d-era", 1, "era"), ("stage-d-fallback", 1, "fallback")]
+        ("stage-d-join-key", 2, "join-key"), ("stage-d-era", 1, "era"), ("stage-d-fallback", 2, "fallback")]
     assert DECIDED_BY == f"{JOIN_KEY_ID}+{ERA_ID}+{FALLBACK_ID}+{SLOW_PATH_ID};min-dpi=200;english-match=off"
     assert split_voter_id("stage-d-join-key-v12") == ("stage-d-join-key", 12)
     with pytest.raises(ValueError, match="<family>-v<N>"):

@@ -12,6 +12,7 @@ from stage_e_dagster.domain.calculators.fallback import (
     decide_fallback,
     hint_check,
     symbol_check,
+    total_check,
 )
 from stage_e_dagster.domain.calculators.join_key import JOIN_KEY_ID
 from stage_e_dagster.domain.calculators.registry import is_confident_hit
@@ -163,6 +164,30 @@ def test_hint_check() -> None:
     assert hint_check(hinted("xyz"), Evidence(), CANDIDATES, EXPANSIONS) is None
     assert hint_check(hinted("lea"), Evidence(), CANDIDATES, EXPANSIONS) == set()
     assert hint_check(hinted(" M10 "), Evidence(), CANDIDATES, EXPANSIONS) == {P_M10.id}
+
+
+def test_a_total_read_outweighs_a_set_symbol_nearer_another_sets_reference() -> None:
+    """"105★/126" read on a card whose set symbol hashes nearest another set's: the line names a set of 126, so
+    the symbol's set is ruled out and the fallback does not vote against the number's set."""
+    expansions = {**EXPANSIONS, "m10": ExpansionRef("m10", symbol_phash=bits(20, 40), printed_total=249),
+                  "m11": ExpansionRef("m11", symbol_phash=bits(20, 20), printed_total=126)}
+    evidence = Evidence(symbol_phash=bits(17, 43), collector_number="105", collector_total=126)
+    assert symbol_check(CARD, evidence, [P_M10, P_M11], expansions) == {P_M10.id}
+    result = decide(evidence, candidates=[P_M10, P_M11], expansions=expansions)
+    assert isinstance(result, Abstention) and result.skip_reason == "eliminated", result
+    assert result.detail["sub_checks"]["total"] == [P_M11.id]
+    agreeing = decide(Evidence(symbol_phash=bits(17, 43), collector_total=249), candidates=[P_M10, P_M11],
+                      expansions=expansions)
+    assert agreeing == Vote(CARD.id, FALLBACK_ID, P_M10.id, confidence=0.8)
+
+
+def test_total_check() -> None:
+    expansions = {**EXPANSIONS, "m10": ExpansionRef("m10", printed_total=249),
+                  "m11": ExpansionRef("m11", printed_total=126)}
+    assert total_check(CARD, Evidence(), CANDIDATES, expansions) is None  # no total read
+    assert total_check(CARD, Evidence(collector_total=126), CANDIDATES, expansions) == \
+        {P_2ED.id, P_3ED.id, P_M11.id}  # sets of unknown size stay in
+    assert total_check(CARD, Evidence(collector_total=127), CANDIDATES, expansions) is None  # no set prints it
 
 
 @pytest.mark.parametrize(

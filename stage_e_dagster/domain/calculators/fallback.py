@@ -1,8 +1,8 @@
 """The fallback calculator: narrow a card's candidate printings by independent sub-checks and vote on a survivor.
 
 Runs only where the join-key calculator has no confident hit. Each sub-check (border colour, set symbol,
-filename expansion hint, the layout of the collector line: where on the card a number was read, never which)
-either has no reading or keeps the candidates it cannot rule out; the survivors are the intersection of the
+filename expansion hint, the layout of the collector line: where on the card a number was read, never which; the
+printed total read with it, which names a set's size, never a printing) either has no reading or keeps the candidates it cannot rule out; the survivors are the intersection of the
 sub-checks that had a reading. It never casts a no-match vote: ruling every printing
 out only says the sub-checks disagree, not that the card is absent from the catalogue.
 """
@@ -26,7 +26,7 @@ from stage_e_dagster.domain.decisions import Abstention, Vote
 from stage_e_dagster.domain.evidence.model import AMBIGUOUS_BORDER, Evidence
 from stage_e_dagster.domain.printed_lines import fits
 
-FALLBACK_ID = "stage-d-fallback-v1"
+FALLBACK_ID = "stage-d-fallback-v2"
 
 # One survivor confirmed by two or more sub-checks with a reading, or by a single one.
 CONFIDENCE_MULTI_CHECK = 0.8
@@ -101,8 +101,28 @@ def layout_check(
     return {p.id for p in candidates if fits(evidence.collector_layout, printing_layout(p, expansions))}
 
 
+def total_check(
+    card: CardRef, evidence: Evidence, candidates: Sequence[PrintingRef], expansions: Mapping[str, ExpansionRef]
+) -> set[int] | None:
+    """Keep printings whose set prints the total read ("105/126": a set of 126), and those of sets whose total is
+    unknown. A set symbol nearer another set's reference than the card's own cannot then outvote the line the card
+    prints. No reading without a total, or when no candidate's set prints it: a misread total rules nothing out."""
+    total = evidence.collector_total
+    if total is None:
+        return None
+    totals = {p.id: _printed_total(p, expansions) for p in candidates}
+    if total not in totals.values():
+        return None
+    return {printing for printing, printed in totals.items() if printed in (None, total)}
+
+
+def _printed_total(printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> int | None:
+    expansion = expansions.get(printing.set_code)
+    return expansion.printed_total if expansion is not None else None
+
+
 SUB_CHECKS: dict[str, SubCheck] = {"border": border_check, "symbol": symbol_check, "hint": hint_check,
-                                   "layout": layout_check}
+                                   "layout": layout_check, "total": total_check}
 
 
 def _skip(card: CardRef, reason: str, **detail: Any) -> Abstention:
