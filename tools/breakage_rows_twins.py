@@ -77,4 +77,16 @@ TWIN_BREAKAGES = (
           "        pass\n    number = starred("),),
         ("tests/unit/test_calculators_half_numbers.py::test_a_misread_total_rules_out_no_twin",),
         what="`doubt` filters rivals by a total the match does not fit either"),
+    Breakage(
+        "the fallback blind to the total read", "stage_e_dagster/domain/calculators/fallback.py",
+        (('                                   "layout": layout_check, "total": total_check}',
+          '                                   "layout": layout_check}'),),
+        ("tests/unit/test_calculators_fallback.py::"
+         "test_a_total_read_outweighs_a_set_symbol_nearer_another_sets_reference",),
+        what="the total sub-check not run"),
+    Breakage(
+        "a misread total rules every printing out in the fallback", "stage_e_dagster/domain/calculators/fallback.py",
+        (("    if total not in totals.values():\n        return None\n", ""),),
+        ("tests/unit/test_calculators_fallback.py::test_total_check",),
+        what="`total_check` reads a total no candidate's set prints"),
 )
