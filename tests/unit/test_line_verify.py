@@ -207,6 +207,19 @@ def test_reads_that_agree_on_a_neighbour_the_rescue_engine_prefers_withdraw_thei
     assert (agreed.number, agreed.settled) == ("275", True)
 
 
+def test_a_basic_lands_string_the_recogniser_chooses_is_read_though_its_neighbours_are_a_digit_away() -> None:
+    """Breakage caught: the chosen string of a basic land (#275 between #274 and #276) dropped because the catalogue
+    wants a second read where a neighbour is one digit away; the choice beat the neighbours' strings by the margin."""
+    catalog = ReadCatalog.build([("Island", "abc", n) for n in ("274", "275", "276")], totals={"abc": 301},
+                                codeless={"abc"}, layouts={"abc": {LEGAL_NUMBER}})
+    reading = read_collector(_legal_band(), set(), Scripted(""), catalog=catalog, name="Island",
+                             rescue=Probing("_I_n_c_._ _2_7_5_/_3_0_1__"))
+    assert (reading.number, reading.total, reading.settled) == ("275", 301, True)
+    unclear = read_collector(_legal_band(), set(), Scripted(""), catalog=catalog, name="Island",
+                             rescue=Probing("_I_n_c_._ _2_7_/_3_0_1__"))  # the last digit lost
+    assert unclear.number is None
+
+
 class Recording(Probing):
     """A `Probing` engine that keeps every image its probabilities are asked of."""
 

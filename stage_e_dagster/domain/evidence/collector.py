@@ -281,9 +281,13 @@ def _agreed(reading: CollectorReading, texts: tuple[str, ...], tight: Prepared, 
 def _verified(prepared: Prepared, block: Block | None, rescue: OcrEngine, known: Collection[str],
               catalog: ReadCatalog, name: str, readings: list[CollectorReading]) -> CollectorReading | None:
     """The printing the number line (the view's first) shows by the rescue engine's character probabilities
-    (`line_verify.verify`), read as its printed string; None unless the catalogue confirms it."""
+    (`line_verify.verify`), read as its printed string; None unless the catalogue confirms it. A string one digit
+    from a neighbour in its set (a basic land's) is settled too: the choice beat that neighbour's string by the
+    margin, which is the second opinion an agreeing read would give."""
     line = recogniser_line(prepared)
     chosen = verify(rescue, line, catalog, name) if line is not None else None
     reading = chosen and read_text(chosen.reads_as, known, len(readings) + 1, catalog, name, block)
-    return replace(reading, texts=tuple(r.raw for r in readings) + (reading.raw,)) if reading and reading.confirmed \
-        else None
+    if not reading or not (reading.confirmed or reading.settled_if_agreed):
+        return None
+    return replace(reading, texts=tuple(r.raw for r in readings) + (reading.raw,),
+                   settled=reading.settled or reading.settled_if_agreed)

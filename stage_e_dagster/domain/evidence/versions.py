@@ -9,7 +9,7 @@ from __future__ import annotations
 
 EXTRACTOR_VERSIONS: dict[str, str] = {
     "geometry": "geometry-v3",
-    "collector": "collector-v10",
+    "collector": "collector-v11",
     "legal": "legal-v3",
     "hashes": "hashes-v2",
     "quality": "quality-v2",
