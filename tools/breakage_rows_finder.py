@@ -268,4 +268,18 @@ FINDER_BREAKAGES = (
         (("        return [] if cut_seen else top", "        return top"),),
         ("tests/unit/test_card_along.py::test_a_patch_of_wood_in_a_card_s_shape_beside_a_card_cut_off_is_no_card",),
         what="card-like patches of the surface kept when a card cut off is seen"),
+    Breakage(
+        "a second card grazing the found card's reach taken for part of it",
+        "stage_e_dagster/domain/evidence/card_faces.py",
+        (("SECOND_GRAZE = 0.02", "SECOND_GRAZE = 0.0"),),
+        ("tests/unit/test_card_parts.py::"
+         "test_a_second_card_turned_beside_the_first_grazing_its_holders_reach_makes_a_photo_of_several",),
+        what="no graze allowed"),
+    Breakage(
+        "a second card's outline not fitted to its lines", "stage_e_dagster/domain/evidence/card_faces.py",
+        (("        if score >= SECOND_FIT:  # (its outline a little off the card: fitted to its lines)",
+          "        if False:"),),
+        ("tests/unit/test_card_parts.py::"
+         "test_a_small_second_card_whose_outline_is_a_little_off_is_fitted_to_its_lines",),
+        what="`second_card` reads only the outline's own face"),
 )

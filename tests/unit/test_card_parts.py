@@ -65,6 +65,23 @@ def test_a_second_card_whose_edge_left_no_outline_makes_a_photo_of_several() -> 
     assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
 
 
+def test_a_second_card_turned_beside_the_first_grazing_its_holders_reach_makes_a_photo_of_several() -> None:
+    """A silver-bordered card on pale wood beside a red one: its edge leaves no outline the card's shape, but the
+    card round its art box shows every line; turned beside the first, its corner crosses the corner of the reach
+    a sleeve would take round the first card. A graze is no overlap: the photo is of several cards."""
+    _, image = bench_photo(10, 38, "several", photos=0, skips=40)
+    found = find_card(image)
+    assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
+
+
+def test_a_small_second_card_whose_outline_is_a_little_off_is_fitted_to_its_lines() -> None:
+    """A small card below a large one: its outline is a little off its edges, so its face shows under a whole card's
+    share of its frame lines; fitted to them, it shows them all: the photo is of several cards."""
+    _, image = bench_photo(10, 39, "several", photos=0, skips=40)
+    found = find_card(image)
+    assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
+
+
 def test_a_small_card_seen_closer_is_too_small_not_absent() -> None:
     """A small sleeved card at a playmat's edge: on the whole photo's working copy its outline is lost (no card
     found); looked at closer round a card-shaped outline, it is a whole card, proved by its lines, and too small."""

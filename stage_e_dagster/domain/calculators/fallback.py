@@ -2,9 +2,10 @@
 
 Runs only where the join-key calculator has no confident hit. Each sub-check (border colour, set symbol,
 filename expansion hint, the layout of the collector line: where on the card a number was read, never which; the
-printed total read with it, which names a set's size, never a printing) either has no reading or keeps the candidates it cannot rule out; the survivors are the intersection of the
-sub-checks that had a reading. It never casts a no-match vote: ruling every printing
-out only says the sub-checks disagree, not that the card is absent from the catalogue.
+printed total read with it, which names a set's size, never a printing) either has no reading or keeps the
+candidates it cannot rule out; the survivors are the intersection of the sub-checks that had a reading. It never
+casts a no-match vote: ruling every printing out only says the sub-checks disagree, not that the card is absent
+from the catalogue.
 """
 
 from __future__ import annotations

@@ -38,6 +38,9 @@ from stage_e_dagster.domain.evidence.card_straighten import portrait_order, stra
 EDGES_SEEN = (0.72, 0.45)
 # The largest card-like outlines apart from the found card whose faces are read for a second card's frame lines.
 SECOND_LOOKS = 3
+# A second card's face showing at least this share of its frame lines, short of `LAYOUT_MIN`, is straightened and
+# its corners fitted to them before it is judged (an outline or a part puts the card round it a little off its place).
+SECOND_FIT = 0.8
 # The card-like outlines over the chosen one whose faces are read when its own face shows too few lines.
 OTHER_LOOKS = 3
 # An outline whose face shows too few lines is straightened this much larger on every side (share of its sides):
@@ -45,6 +48,10 @@ OTHER_LOOKS = 3
 FRAME_GROW = 0.03
 # The outline's corners lie inside the card found round it, to this share of the card's sides.
 FRAME_HELD = 0.005
+# A second card may graze the found card's reach (the card grown by a holder's margin) by this share of its own
+# area: turned beside the first, its corner can cross the reach's corner, while an outline or guess over the found
+# card (its art box, its holder's margin) lies mostly inside it.
+SECOND_GRAZE = 0.02
 # The art box's share of the card's area (`layout.ART_BOX`).
 ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - layout.ART_BOX[1])
 
@@ -52,21 +59,34 @@ ART_BOX_AREA = (layout.ART_BOX[2] - layout.ART_BOX[0]) * (layout.ART_BOX[3] - la
 def second_card(image: Image.Image, found: list[Outline], card: np.ndarray, factor: float, holder_reach: float,
                 min_area: float) -> float | None:
     """The area of a second card beside the found one (at `card`, small-copy pixels), or None: a card-like outline
-    apart from the card (and its holder: the card grown by `holder_reach`), at least `min_area`, whose face,
-    straightened, shows a card's frame lines where they belong. Smaller or fainter than the finder counts as a
-    rival, it is still a card, proved by its own printing."""
+    apart from the card (and its holder: the card grown by `holder_reach`; `apart_from`), at least `min_area`,
+    whose face, straightened, shows a card's frame lines where they belong (or, showing SECOND_FIT of them, once
+    its corners are fitted to them, still apart). Smaller or fainter than the finder counts as a rival, it is still
+    a card, proved by its own printing."""
     centre = card.mean(axis=0)
     reach = (centre + (card - centre) * holder_reach).astype(np.float32)
-    apart = [o for o in found if o.card_like and o.area >= min_area
-             and cv2.intersectConvexConvex(o.polygon.astype(np.float32), reach)[0] <= 0]
+    apart = [o for o in found if o.card_like and o.area >= min_area and apart_from(o.polygon, reach)]
     width, height = image.size
     for o in sorted(apart, key=lambda o: -o.area)[:SECOND_LOOKS]:
         corners = portrait_order(o.polygon) / factor / (width, height)
         face = np.asarray(warp_card(image, tuple(map(tuple, corners)), long_side=LAYOUT_SIZE[1]))  # type: ignore[arg-type]
         lines = read_layout(face)
-        if max(lines.score, lines.turned) >= LAYOUT_MIN:
+        score = max(lines.score, lines.turned)
+        if score >= LAYOUT_MIN:
             return o.area
+        if score >= SECOND_FIT:  # (its outline a little off the card: fitted to its lines)
+            held = straighten(image, portrait_order(o.polygon / factor))
+            moved = held[2] * factor
+            if held[3] >= LAYOUT_MIN and apart_from(moved, reach):
+                return o.area
     return None
+
+
+def apart_from(polygon: np.ndarray, reach: np.ndarray) -> bool:
+    """Whether a convex `polygon` lies apart from the found card's `reach`, grazing it by at most SECOND_GRAZE of its
+    own area."""
+    shape = polygon.astype(np.float32)
+    return cv2.intersectConvexConvex(shape, reach.astype(np.float32))[0] <= SECOND_GRAZE * abs(cv2.contourArea(shape))
 
 
 def another_outline(image: Image.Image, others: list[np.ndarray],

@@ -30,7 +30,7 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_faces import edges_seen
+from stage_e_dagster.domain.evidence.card_faces import SECOND_FIT, apart_from, edges_seen
 from stage_e_dagster.domain.evidence.card_layout import ACROSS, ALONG, read_layout
 from stage_e_dagster.domain.evidence.card_layout import SIZE as LAYOUT_SIZE
 from stage_e_dagster.domain.evidence.card_outline import SURFACE_DELTA, Outline, Prepared, surface_distance
@@ -59,9 +59,6 @@ MIN_PART_CARD = 0.015
 # of the outline's own length is the outline, already read.
 ALONG_REACH, ALONG_SAME = (0.6, 2.4), 0.015
 
-# A second card guessed round a part whose face shows at least this share of its frame lines is straightened and
-# its corners fitted to them before it is judged (a part's outline puts the card round it a little off its place).
-SECOND_FIT = 0.8
 # A second card round a part, its inside printed, is a card when its face shows at least this share of its frame
 # lines: a little under a found card's (`LAYOUT_MIN`), for a card in a sleeve whose glare hides a line or two is
 # still a card, and the surface round a box-shaped patch shows far fewer.
@@ -163,30 +160,30 @@ def card_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, 
 def second_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float,
                     apart: np.ndarray) -> float | None:
     """The area (share of the photo) of a second card round a part lying apart from `apart` (the found card and its
-    holder, small-copy pixels) whose face, straightened, shows at least PART_LAYOUT of its frame lines (a card's
-    warm art and border on wood can share the wood's colours: every line in its place proves it all the same), or
-    at least SECOND_LINES and its inside is printed; else None."""
+    holder, small-copy pixels: `card_faces.apart_from`) whose face, straightened, shows at least PART_LAYOUT of its
+    frame lines (a card's warm art and border on wood can share the wood's colours: every line in its place proves
+    it all the same), or at least SECOND_LINES and its inside is printed; else None."""
     width, height = image.size
     h, w = prepared.lab.shape[:2]
     reach = apart.astype(np.float32)
     for card, _ in _candidates([o for o in found if cv2.intersectConvexConvex(
             o.polygon.astype(np.float32), reach)[0] <= 0], prepared):
-        if cv2.intersectConvexConvex(card.astype(np.float32), reach)[0] > 0:
+        if not apart_from(card, reach):
             continue
+        area = float(abs(cv2.contourArea(card.astype(np.float32))))
         corners = portrait_order(card) / factor / (width, height)
         face = np.asarray(warp_card(image, tuple(map(tuple, corners)), long_side=LAYOUT_SIZE[1]))  # type: ignore[arg-type]
         lines = read_layout(face)
         score = max(lines.score, lines.turned)
         if score >= PART_LAYOUT:  # (every line where it belongs: a card whatever the colours of its face)
-            return float(abs(cv2.contourArea(card.astype(np.float32)))) / (w * h)
+            return area / (w * h)
         if not _printed(card, prepared):
             continue
         if score >= SECOND_LINES:
-            return float(abs(cv2.contourArea(card.astype(np.float32)))) / (w * h)
+            return area / (w * h)
         if score >= SECOND_FIT:  # (off its place by a little: fitted to its lines)
             held = straighten(image, portrait_order(card / factor))
             moved = (held[2] * factor).astype(np.float32)
-            if (held[3] >= SECOND_LINES and cv2.intersectConvexConvex(moved, reach)[0] <= 0
-                    and _printed(moved, prepared)):
+            if held[3] >= SECOND_LINES and apart_from(moved, reach) and _printed(moved, prepared):
                 return float(abs(cv2.contourArea(moved))) / (w * h)
     return None
