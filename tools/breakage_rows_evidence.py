@@ -332,4 +332,10 @@ EVIDENCE_BREAKAGES = (
           "    if not reading or not reading.confirmed:"),),
         ("tests/unit/test_line_verify.py::"
          "test_a_basic_lands_string_the_recogniser_chooses_is_read_though_its_neighbours_are_a_digit_away",)),
+    Breakage(
+        "digits just after the copyright sign read as the number", "stage_e_dagster/domain/evidence/parse.py",
+        (('_COPYRIGHT_BEFORE = re.compile(r"(?:©|\\(c\\))\\s*$", re.IGNORECASE)',
+          '_COPYRIGHT_BEFORE = re.compile(r"(?!)")'),),
+        ("tests/unit/test_evidence_parse.py::test_a_year_or_a_set_code_is_never_the_number",),
+        what="`_COPYRIGHT_BEFORE` never matches"),
 )

@@ -272,12 +272,21 @@ def test_every_layouts_number(text: str, number: str, total: int | None, rarity:
         "199 3-2000 Wizards of the Coast",  # a year split by OCR: its pieces are no number either
         "Illus. Kaito Garza\n© 1995 Wizards of the Coast, Inc.",  # numberless: the year is not a set code
         "M20 • EN",  # a set code is no rarity-first number
+        "Sue Ave Bbund\n© 199 Wime ée of the Qe",  # digits just after the copyright sign are a year misread
+        "VRERY © 9908 Wanate",
+        "© 200 S of o Lonst, s",
     ],
 )
 def test_a_year_or_a_set_code_is_never_the_number(text: str) -> None:
     parsed = parse_collector(text)
     assert parsed.number is None
     assert not any(token.isdigit() for token in parsed.set_tokens)
+
+
+def test_the_number_after_a_legal_lines_year_is_still_read() -> None:
+    """The copyright sign rules out only the digits just after it."""
+    assert parse_collector("© 1999 Wizards of the Coast, Inc. 123").number == "123"
+    assert parse_collector("™ & © 2012 Wizards of the Coast 174/274").number == "174"
 
 
 def test_a_copyright_range_stands_for_its_last_year() -> None:

@@ -57,6 +57,8 @@ _DIGIT_LOOKALIKES = str.maketrans({"I": "1", "L": "1", "O": "0", "S": "5", "B": 
 # A run of digits too long to be a number: "1297280" is "129/280" with the slash read as a digit.
 _DIGIT_RUN = re.compile(rf"(?<![\w/])(?P<star>[{_STAR_CHARS}])?(?P<run>\d{{5,9}})(?P<suffix>[A-Z])?(?![\w/])")
 _DIGITS_BEFORE = re.compile(r"(\d{1,3}) $")
+# A copyright sign just before digits: they are the copyright year ("© 199" for "© 1999"), never a collector number.
+_COPYRIGHT_BEFORE = re.compile(r"(?:©|\(c\))\s*$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9\]\[)|$€?/]{2,8}")
 _SEPARATORS = re.compile(r"[•·∙●◦°«»,;:_~\-–—+=*#%&^\"'`]")
 # Lower-case letters whose upper case looks different: a token holding one is a word, not an upper-case code.
@@ -279,7 +281,8 @@ def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None,
 
     An "n/total" form on any line wins (on a legal line, the one after the legal text). Then a rarity-first
     "C 0172". Otherwise the number comes from the first line holding one, never from its set-code or credit part,
-    and on a legal line only after the legal text (a year, or a piece of one, is never the number)."""
+    and on a legal line only after the legal text (a year, or a piece of one, is never the number; nor are digits
+    just after a copyright sign, a year misread: "© 199")."""
     ends = [legal_end(line) for line in lines]
     for i, line in enumerate(lines):
         match = _with_total(line, ends[i])
@@ -302,14 +305,16 @@ def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None,
         legal = ends[i] is not None
         # On a legal line the number is the last one after the legal text, whatever mangled words precede it; on
         # a number line the first, never one in the set-code or credit part.
-        runs = [m for m in _DIGIT_RUN.finditer(tail) if legal or not _credit_near(tail, m.start(), m.end())]
+        runs = [m for m in _DIGIT_RUN.finditer(tail) if (legal or not _credit_near(tail, m.start(), m.end()))
+                and not _COPYRIGHT_BEFORE.search(line[: start + m.start()])]
         if runs:
             run = runs[-1] if legal else runs[0]
             star = STAR if run.group("star") else ""
             options = [(star + number, total) for number, total in split_digit_run(run.group("run"))]
             suffix = run.group("suffix")
             return i, options, suffix if suffix in RARITY_LETTERS else None, tail[run.end() :]
-        alone = [m for m in _NUMBER_ALONE.finditer(tail) if legal or not _credit_near(tail, m.start(), m.end())]
+        alone = [m for m in _NUMBER_ALONE.finditer(tail) if (legal or not _credit_near(tail, m.start(), m.end()))
+                 and not _COPYRIGHT_BEFORE.search(line[: start + m.start()])]
         if alone:
             match = alone[-1] if legal else alone[0]
             number, _, rarity, rest = _number_of(match, with_total=False)
