@@ -89,4 +89,21 @@ TWIN_BREAKAGES = (
         (("    if total not in totals.values():\n        return None\n", ""),),
         ("tests/unit/test_calculators_fallback.py::test_total_check",),
         what="`total_check` reads a total no candidate's set prints"),
+    Breakage(
+        "the recogniser never asked whether a star twin's star is absent",
+        "stage_e_dagster/domain/evidence/extract.py",
+        (("    if seen is not None or rescue is None:\n        return seen", "    if True:\n        return seen"),),
+        ("tests/unit/test_star_mark.py::"
+         "test_where_the_pixels_cannot_tell_the_recogniser_tells_a_star_twin_without_its_star",),
+        what="`_star` returns the pixel check's answer alone"),
+    Breakage(
+        "a star taken as absent on a few nats", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("STAR_ABSENT = 20.0", "STAR_ABSENT = 5.0"),),
+        ("tests/unit/test_line_verify.py::test_a_line_clearly_showing_its_number_and_no_star_tells_the_star_twin_out",),
+        what="`STAR_ABSENT` lowered to 5 nats"),
+    Breakage(
+        "a star taken as absent where the number is not shown", "stage_e_dagster/domain/evidence/line_verify.py",
+        (("plain <= MAX_COST and starred - plain >= STAR_ABSENT", "starred - plain >= STAR_ABSENT"),),
+        ("tests/unit/test_line_verify.py::test_a_line_clearly_showing_its_number_and_no_star_tells_the_star_twin_out",),
+        what="the plain string's own cost not bounded"),
 )

@@ -18,6 +18,7 @@ from stage_e_dagster.domain.evidence.line_verify import (
     choose,
     forced_costs,
     printed_strings,
+    star_absent,
     verify,
 )
 from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
@@ -269,3 +270,24 @@ def test_a_name_with_more_strings_than_are_scored_is_not_asked_about() -> None:
     fewer = ReadCatalog.build([("Plains", "big", n) for n in numbers[:MAX_STRINGS]], totals={"big": 9999},
                               codeless={"big"}, layouts={"big": {LEGAL_NUMBER}})
     assert verify(Probing("_I_n_c_._ _2_1_7_/_9_9_9_9__"), line, fewer, "Plains").key == ("big", "217")
+
+
+class Sharp(Probing):
+    """A `Probing` engine whose frames are all but certain (1e-9 left for every other character): forcing a
+    character the line does not show costs about 21 nats, as a clearly printed line does on the recogniser."""
+
+    def char_probs(self, image: Image.Image) -> tuple[np.ndarray, dict[str, int]]:
+        probs, alphabet = super().char_probs(image)
+        sharp = np.where(probs >= 0.4, probs, 1e-9)
+        return sharp / sharp.sum(axis=1, keepdims=True), alphabet
+
+
+def test_a_line_clearly_showing_its_number_and_no_star_tells_the_star_twin_out() -> None:
+    """Breakage caught: a star taken as absent where the line shows one, or where the recogniser hardly tells
+    (a star it smears into the gap before the slash costs the starred string only a few nats more)."""
+    line = Image.new("L", (100, 48), 255)
+    assert star_absent(Sharp("_I_n_c_._ _8_3_/_2_9_3__"), line, "83", 293)
+    assert star_absent(Sharp("_I_n_c_._ _8_3_/_2_9_3__"), line, "83*", 293)  # OCR's star is no witness
+    assert not star_absent(Sharp("_I_n_c_._ _8_3_★_/_2_9_3__"), line, "83", 293)  # the star printed
+    assert not star_absent(Probing("_I_n_c_._ _8_3_/_2_9_3__"), line, "83", 293)  # about 10 nats: no verdict
+    assert not star_absent(Sharp("_I_n_c_._ _8_9_/_2_9_3__"), line, "83", 293)  # the number itself not shown

@@ -25,6 +25,7 @@ from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
+from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.evidence.star_mark import end_height, star_before_slash
 from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER
@@ -106,6 +107,22 @@ def test_stage_c_records_the_star_of_a_star_twins_scan(index: int, star: bool) -
     )
     assert isinstance(found, Evidence)
     assert found.collector_star is star
+
+
+def test_where_the_pixels_cannot_tell_the_recogniser_tells_a_star_twin_without_its_star() -> None:
+    """A degraded 1200 px 2003-frame scan of "83/293", whose name also has "83★": the pixel check's thresholds do
+    not agree on the glyph before the slash, so it says nothing; the rescue engine's probabilities show "83/293" and
+    clearly no star, so the evidence says there is none. Breakage caught: the recogniser not asked (the twins go
+    to review though the line shows which one it is)."""
+    scan = plan_scans(CARDS, 400, "hard", seed=3)[75]
+    assert scan.card["collector_number"] == "83" and scan.long_side == 1200
+    read = {"known_set_codes": CATALOG.set_codes, "engine": TesserocrEngine(), "catalog": CATALOG,
+            "name": scan.card["name"], "only": {"collector"}}
+    alone = extract_evidence(scan.jpeg(), **read)
+    helped = extract_evidence(scan.jpeg(), rescue=RapidOcrEngine(), **read)
+    assert isinstance(alone, Evidence) and isinstance(helped, Evidence)
+    assert (alone.collector_number, alone.collector_star) == ("83", None)
+    assert (helped.collector_number, helped.collector_star) == ("83", False)
 
 
 @pytest.mark.parametrize("layout", [LEGAL_NUMBER, CENTRED])

@@ -21,6 +21,7 @@ from stage_e_dagster.domain import layout
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
 from stage_e_dagster.domain.evidence.card_finder import PHOTO, CardNotFound, FoundCard, find_card, warp_card
 from stage_e_dagster.domain.evidence.collector import CollectorReading, read_collector
+from stage_e_dagster.domain.evidence.collector_views import recogniser_line, tight_view
 from stage_e_dagster.domain.evidence.fragments import letter_twins, star_twins
 from stage_e_dagster.domain.evidence.geometry import (
     border_color,
@@ -32,6 +33,7 @@ from stage_e_dagster.domain.evidence.geometry import (
 from stage_e_dagster.domain.evidence.hashing import phash64, symbol_phash
 from stage_e_dagster.domain.evidence.legal_read import read_legal
 from stage_e_dagster.domain.evidence.legal_text import credit_only, has_proxy_marker, parse_copyright_year
+from stage_e_dagster.domain.evidence.line_verify import star_absent
 from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip, flat_corners
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
@@ -230,7 +232,7 @@ def _extract_card(
         evidence.collector_total = reading.total
         evidence.collector_layout = reading.layout
         if _twins_matter(reading, catalog, name, star_twins):
-            evidence.collector_star = star_before_slash(band, reading.block, reading.total)
+            evidence.collector_star = _star(band, reading, rescue)
         if _twins_matter(reading, catalog, name, letter_twins):
             evidence.collector_end_height = end_height(band, reading.block, reading.total)
         evidence.language = reading.parse.language
@@ -255,6 +257,19 @@ def _extract_card(
         setattr(evidence, field_name, value)
     evidence.extractor_versions = {key: EXTRACTOR_VERSIONS[key] for key in EXTRACTORS if key in selected}
     return evidence
+
+
+def _star(band: BottomBand, reading: CollectorReading, rescue: OcrEngine | None) -> bool | None:
+    """Whether a legal line's number carries a star: what the pixels show (`star_mark`), else, when they cannot
+    tell, False where the rescue engine's probabilities of the line show the plain number and clearly no star
+    (`line_verify.star_absent`); None when neither tells."""
+    assert reading.block is not None and reading.total is not None
+    seen = star_before_slash(band, reading.block, reading.total)
+    if seen is not None or rescue is None:
+        return seen
+    line = recogniser_line(tight_view(band, reading.block, "legal"))
+    number = normalise_collector_number(reading.number)
+    return False if line is not None and star_absent(rescue, line, number, reading.total) else None
 
 
 def _twins_matter(reading: CollectorReading, catalog: ReadCatalog | None, name: str | None,

@@ -60,6 +60,11 @@ MAX_STRINGS = 4000
 """Strings scored at most per line: every printing of a basic land, in every layout it prints, is a few thousand
 in a full catalogue. A name with more is not asked about: a string left out could be the one the line shows, and
 the margin over the rest would mean nothing."""
+STAR_ABSENT = 20.0
+"""Nats by which a legal line's number string with a star ("83★/293") must cost more than without ("83/293") for the
+line to show no star. The recogniser sees a small star poorly but its absence well: on the tuning seeds' star twins,
+an unstarred line's starred string costs 23-31 nats more (its plain string clearly shown), a starred line's at most
+about 10 more than its plain one."""
 END, START = "end", "start"
 DIGITS = "0123456789"
 _NEG = -1e18
@@ -223,3 +228,16 @@ def doubted(engine: object, line: Image.Image, catalog: ReadCatalog, name: str, 
     own = min((cost for printed, cost in costs.items() if printed.key in mine), default=None)
     other = min((cost for printed, cost in costs.items() if printed.key[1] != number), default=None)
     return own is not None and other is not None and other < own and other <= MAX_COST
+
+
+def star_absent(engine: object, line: Image.Image, number: str, total: int) -> bool:
+    """Whether the legal line `line`, ending in the number `number` (normalised, its star dropped if any) over
+    `total`, shows no star after it: the plain string costs at most MAX_COST and the starred one at least
+    STAR_ABSENT more. False when the engine gives no probabilities or either string cannot be scored."""
+    char_probs = getattr(engine, "char_probs", None)
+    if char_probs is None:
+        return False
+    base = number.rstrip("*")
+    probs, alphabet = char_probs(line)
+    plain, starred = forced_costs(probs, alphabet, [f"{base}/{total}", f"{base}★/{total}"])
+    return plain is not None and starred is not None and plain <= MAX_COST and starred - plain >= STAR_ABSENT
