@@ -116,10 +116,14 @@ def test_a_straightened_card_keeps_the_photo_s_detail() -> None:
 
 
 def test_a_photo_of_two_cards_skips_as_several() -> None:
+    """Two whole cards apart on a cloth are two cards by their outlines alone, each a card's shape: the skip names
+    both cards' areas. (The later checks, a second card proved by its frame lines or a part of one beside the
+    first, would also skip it; this is the first of them.)"""
     photo = _draw(case="several", cards=2, card_fraction=0.15)
     result = find_card(photo.image)
     assert isinstance(result, CardNotFound), result
     assert result.reason == SEVERAL_CARDS
+    assert len(result.detail["areas"]) == 2
 
 
 @pytest.mark.parametrize("side", [2, 1])
