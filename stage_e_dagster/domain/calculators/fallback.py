@@ -18,6 +18,7 @@ from stage_e_dagster.domain.calculators.matching import (
     SYMBOL_MAX_DISTANCE,
     candidate_ids,
     normalise_set_code,
+    printed_total,
     printing_layout,
     symbol_distances,
     with_symbol_twins,
@@ -111,15 +112,10 @@ def total_check(
     total = evidence.collector_total
     if total is None:
         return None
-    totals = {p.id: _printed_total(p, expansions) for p in candidates}
+    totals = {p.id: printed_total(p, expansions) for p in candidates}
     if total not in totals.values():
         return None
     return {printing for printing, printed in totals.items() if printed in (None, total)}
-
-
-def _printed_total(printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> int | None:
-    expansion = expansions.get(printing.set_code)
-    return expansion.printed_total if expansion is not None else None
 
 
 SUB_CHECKS: dict[str, SubCheck] = {"border": border_check, "symbol": symbol_check, "hint": hint_check,

@@ -28,6 +28,7 @@ from stage_e_dagster.domain.calculators.matching import (
     normalise_collector_number,
     normalise_set_code,
     pick_symbol_set,
+    printed_total,
     printing_layout,
 )
 from stage_e_dagster.domain.catalog import CardRef, ExpansionRef, PrintingRef
@@ -76,9 +77,8 @@ def _release_year(printing: PrintingRef, expansions: Mapping[str, ExpansionRef])
 
 def _line_fits(evidence: Evidence, printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> bool:
     """Whether the collector line as read (its total, its layout) leaves `printing` possible."""
-    expansion = expansions.get(printing.set_code)
     total = evidence.collector_total
-    if total is not None and expansion is not None and expansion.printed_total not in (None, total):
+    if total is not None and printed_total(printing, expansions) not in (None, total):
         return False
     return fits(evidence.collector_layout, printing_layout(printing, expansions))
 

@@ -89,6 +89,12 @@ def with_symbol_twins(kept: Iterable[str], set_codes: Iterable[str],
     return out
 
 
+def printed_total(printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> int | None:
+    """The total a printing's set prints after its numbers ("/274"), or None when the catalogue does not know it."""
+    expansion = expansions.get(printing.set_code)
+    return expansion.printed_total if expansion is not None else None
+
+
 def printing_layout(printing: PrintingRef, expansions: Mapping[str, ExpansionRef]) -> str | None:
     """The collector-line layout a printing prints, from its frame and its set's release day."""
     expansion = expansions.get(printing.set_code)

@@ -238,6 +238,7 @@ def star_absent(engine: object, line: Image.Image, number: str, total: int) -> b
     if char_probs is None:
         return False
     base = number.rstrip("*")
+    texts = [printed_strings(("", key), total, (LEGAL_NUMBER,))[0].text for key in (base, f"{base}*")]
     probs, alphabet = char_probs(line)
-    plain, starred = forced_costs(probs, alphabet, [f"{base}/{total}", f"{base}★/{total}"])
+    plain, starred = forced_costs(probs, alphabet, texts)
     return plain is not None and starred is not None and plain <= MAX_COST and starred - plain >= STAR_ABSENT

@@ -305,16 +305,14 @@ def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None,
         legal = ends[i] is not None
         # On a legal line the number is the last one after the legal text, whatever mangled words precede it; on
         # a number line the first, never one in the set-code or credit part.
-        runs = [m for m in _DIGIT_RUN.finditer(tail) if (legal or not _credit_near(tail, m.start(), m.end()))
-                and not _COPYRIGHT_BEFORE.search(line[: start + m.start()])]
+        runs = [m for m in _DIGIT_RUN.finditer(tail) if _may_be_number(line, start, legal, m)]
         if runs:
             run = runs[-1] if legal else runs[0]
             star = STAR if run.group("star") else ""
             options = [(star + number, total) for number, total in split_digit_run(run.group("run"))]
             suffix = run.group("suffix")
             return i, options, suffix if suffix in RARITY_LETTERS else None, tail[run.end() :]
-        alone = [m for m in _NUMBER_ALONE.finditer(tail) if (legal or not _credit_near(tail, m.start(), m.end()))
-                 and not _COPYRIGHT_BEFORE.search(line[: start + m.start()])]
+        alone = [m for m in _NUMBER_ALONE.finditer(tail) if _may_be_number(line, start, legal, m)]
         if alone:
             match = alone[-1] if legal else alone[0]
             number, _, rarity, rest = _number_of(match, with_total=False)
@@ -323,6 +321,14 @@ def _number_line(lines: list[str]) -> tuple[int, list[NumberOption], str | None,
         # the number: the lines below a number line are the set code and the credit, where a digit is a misread.
         tried_plain = tried_plain or ends[i] is None
     return -1, [], None, ""
+
+
+def _may_be_number(line: str, start: int, legal: bool, match: re.Match[str]) -> bool:
+    """Whether a digit match in `line[start:]` may be the number: not in a number line's set-code or credit part,
+    and not just after a copyright sign (a year misread)."""
+    tail = line[start:]
+    return (legal or not _credit_near(tail, match.start(), match.end())) and \
+        not _COPYRIGHT_BEFORE.search(line[: start + match.start()])
 
 
 def _set_tokens(line: str) -> tuple[list[str], str | None]:
