@@ -212,8 +212,8 @@ FINDER_BREAKAGES = (
     Breakage(
         "a card along an outline kept though its fitted sides lie off edges",
         "stage_e_dagster/domain/evidence/card_parts.py",
-        (("(_printed(moved, prepared) if part else edges_seen(moved, prepared.gradient))",
-          "(_printed(moved, prepared) if part else True)"),),
+        (("((part and _printed(moved, prepared)) or edges_seen(moved, prepared.gradient))",
+          "((part and _printed(moved, prepared)) or not part)"),),
         ("tests/unit/test_card_along.py::test_a_card_along_an_outline_fitted_past_its_edges_is_not_answered",),
         what="a card along the outline kept on its frame lines alone"),
     Breakage(
@@ -282,4 +282,12 @@ FINDER_BREAKAGES = (
         ("tests/unit/test_card_parts.py::"
          "test_a_small_second_card_whose_outline_is_a_little_off_is_fitted_to_its_lines",),
         what="`second_card` reads only the outline's own face"),
+    Breakage(
+        "a card round a part whose face shares the surface's colours not found",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("                and ((part and _printed(moved, prepared)) or edges_seen(moved, prepared.gradient))):",
+          "                and (_printed(moved, prepared) if part else edges_seen(moved, prepared.gradient))):"),),
+        ("tests/unit/test_card_parts.py::"
+         "test_a_card_round_a_box_whose_face_shares_the_surface_s_colours_is_found_by_its_edges",),
+        what="a card round a part needs a printed inside even when its fitted sides lie on edges"),
 )

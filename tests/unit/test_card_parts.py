@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from stage_e_dagster.domain.evidence.card_finder import (
     CARD_TOO_SMALL,
@@ -42,6 +43,18 @@ def test_a_card_whose_edge_left_no_outline_is_found_round_its_text_box() -> None
     """A sleeved card on a playmat whose bright blobs swallow its edge: no card-like outline of it lies on the
     surface, but its text box's outline does, and the card round it shows its frame lines."""
     photo, image = bench_photo(0, 278)
+    found = find_card(image)
+    assert isinstance(found, FoundCard) and found.kind == PHOTO, found
+    assert found.detail.get("part") and corner_error(found, photo, image.size) <= TOLERANCE
+
+
+@pytest.mark.parametrize("index", [14, 67])
+def test_a_card_round_a_box_whose_face_shares_the_surface_s_colours_is_found_by_its_edges(index: int) -> None:
+    """Cards whose own edge merged with the surface into no outline: a black border among a playmat's bright blobs
+    (#14), a pale border against wood and a dark palm (#67). The card round the art box shows every frame line, and
+    its inside shares the surface's colours over a third (#14) or more than half (#67, a red and pink face on
+    wood) of it, but its fitted sides lie on strong edges all round, so it is the card."""
+    photo, image = bench_photo(5, index)
     found = find_card(image)
     assert isinstance(found, FoundCard) and found.kind == PHOTO, found
     assert found.detail.get("part") and corner_error(found, photo, image.size) <= TOLERANCE

@@ -144,15 +144,15 @@ def card_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, 
     """The card along the chosen outline `along` (small-copy pixels, when given: `cards_along`) or round a part
     (text box or art box) of it, straightened from `image` (the full photo; `factor` maps it to the small copy
     `prepared`), when its face shows at least PART_LAYOUT of its frame lines, its corners, fitted to them, stay
-    inside the photo and, round a part, its inside is printed, not the surface; along the outline, its fitted
-    sides lie on edges (`edges_seen`: a fit that scaled the card past its edges matched other lines to the frame's;
-    its inside is not weighed, for a card's face may match a wood's colours over much of it); else None."""
+    inside the photo and its fitted sides lie on edges (`edges_seen`: a fit that scaled the card past its edges
+    matched other lines to the frame's; its inside is not weighed, for a card's face may match a wood's or a
+    playmat's colours over much of it) or, round a part, its inside is printed, not the surface; else None."""
     h, w = prepared.lab.shape[:2]
     for card, part in _candidates(found, prepared, along):
         held = straighten(image, portrait_order(card / factor))
         moved = held[2] * factor
         if (held[3] >= PART_LAYOUT and np.all(moved >= -1) and np.all(moved[:, 0] <= w) and np.all(moved[:, 1] <= h)
-                and (_printed(moved, prepared) if part else edges_seen(moved, prepared.gradient))):
+                and ((part and _printed(moved, prepared)) or edges_seen(moved, prepared.gradient))):
             return held
     return None
 
