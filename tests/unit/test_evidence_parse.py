@@ -241,6 +241,8 @@ def test_upper_case_codes_are_not_credit_words(code: str) -> None:
         ("✎ Anna Chen\n™ & © 2012 Wizards of the Coast 174/274", "174", 274, None, "legal-number"),
         ("7 Quinn Fontaine\n™ & © 2005 Wizards of the Coast 3/293", "3", 293, None, "legal-number"),  # the brush, 7
         ("Illus. A\n™ & © 1993-2003 Wizards of the Coast, Inc. 316★/350", "★316", 350, None, "legal-number"),
+        ("& © 2006 Wizards of the Coast, inc. 205#/269", "★205", 269, None, "legal-number"),  # a small star as #
+        ("& © 2006 Wizards of the Coant 117€/344", "★117", 344, None, "legal-number"),  # a small star as €
         ("™ & © 2010 Wizards of the Coast LLC 12/249", "12", 249, None, "legal-number"),
         ("=8 © 2007 Waseds o the Cunes 377/391", "377", 391, None, "legal-number"),  # the year anchors a mangled line
         # The 1997 frame's centred legal line (centred is geometry: the text reads as a legal-line number).

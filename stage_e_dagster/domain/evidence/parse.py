@@ -7,16 +7,14 @@ every layout real cards print (`domain.printed_lines`):
 - legal number (2003 frame) and centred (1997 frame): "✎ Anna Chen" or "Illus. Anna Chen" over "™ & © 2012
   Wizards of the Coast 174/274": the number is the one after the legal text, never a year or a piece of one;
 - none at all on the oldest cards (a credit and a copyright year).
-
 The parser takes the number from the number line only, with a prefix ("A12", "A-12"), a letter suffix ("12a",
 "12s") or a star either side ("★12", "12★"), never a lone digit next to the artist credit (often the paintbrush
 misread) nor a number standing where the copyright year does, and takes set-code candidates only from before the
 language marker, never from the words of the artist credit. Token sets have codes of their own ("TM20") and read
 like any other code.
 
-Set codes come back from OCR in upper case with look-alike errors (OTJ -> OT], FDN -> FON); `set_codes.snap_set_code`
-maps a raw token onto the one known catalogue code it can only have meant, and refuses when two are plausible. The
-legal line's year and proxy markers are read by `legal_text`.
+Set codes come back in upper case with look-alike errors (OTJ -> OT]): `set_codes.snap_set_code` maps a raw token onto
+the one known code it can only have meant, or refuses. The legal line's year and proxy markers: `legal_text`.
 """
 
 from __future__ import annotations
@@ -37,8 +35,9 @@ _SLASHES = "/⁄∕|Il,"  # a comma is how OCR reads a thin slash in small type 
 # A number may carry a one- or two-letter upper-case prefix ("A12", "A-12") and a star before or after it ("12★").
 _PREFIX = r"(?:(?<![\w/])(?P<prefix>[A-Z]{1,2})-?(?=\d))?"
 _PREFIX_ALONE = _PREFIX.replace("{1,2}", "")  # a lone number takes one letter: "XL9" is a set code, never a number
+# OCR reads a small star before the slash as a symbol no collector line prints there ("205#/269", "117€/344").
 _NUMBER_WITH_TOTAL = re.compile(
-    rf"(?P<star>[{_STAR_CHARS}])?\s*{_PREFIX}(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?(?P<star_after>[★☆✶✱⭑*%])?"
+    rf"(?P<star>[{_STAR_CHARS}])?\s*{_PREFIX}(?P<num>\d{{1,4}})(?P<suffix>[a-zA-Z])?(?P<star_after>[★☆✶✱⭑*%#¢€])?"
     rf"\s*[{_SLASHES}]\s*(?P<total>\d{{1,4}})(?!\d)"
 )
 _NUMBER_ALONE = re.compile(

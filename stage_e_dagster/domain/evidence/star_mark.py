@@ -11,7 +11,8 @@ just before the slash is looked at as a shape:
   (a 7's), followed by glyphs of one height and no more of them than the total has digits;
 - the glyph before the slash is a digit when it is as tall as the total's digits, narrow, and not pointed at the top;
   it is a star when it is about as wide as tall, one narrow point at its top centre, its widest row (the arms) in
-  its upper half and two legs apart in its bottom rows.
+  its upper half and two legs apart in its bottom rows, or when it is a compact blob smaller than the digits that
+  floats clear of both their top and their baseline (a small star whose points blur lost).
 
 Letter-suffix twins ("30a" and "30b", "24" and "24a") are told the same way, by the height of the glyph before the
 slash (`end_height`): a lower-case letter without ascender stands at x-height, on the digits' baseline; a digit or
@@ -39,6 +40,9 @@ TAIL = 10.0
 """Glyph heights at the end of the line looked at ("™ & © 2000 ... 123★/350": the number and total are about 8)."""
 LEVELS = (1.0, 0.8, 0.65, 0.5)
 """Thresholds tried, as shares of the Otsu level (darker ones part glyphs that blur joined)."""
+FLOATING = (0.6, 0.85, 0.08)
+"""A small star blurred to its body: its height between the first two shares of the digits', and clear of both their
+top and their baseline by the third."""
 T = TypeVar("T")
 
 
@@ -137,14 +141,39 @@ def _before_slash(glyphs: list[Glyph], total_digits: int) -> tuple[Glyph, Glyph,
     return before, after[0], digit
 
 
+def _floating(glyph: Glyph, first: Glyph, digit: float) -> bool:
+    """A compact blob clear of both the digits' top and their baseline: a small star blurred to its body (its
+    points lost). A digit stands as tall as the total's, a lower-case suffix and a smudge on the baseline."""
+    top, bottom = glyph.y - first.y, first.y + first.h - (glyph.y + glyph.h)
+    return (FLOATING[0] * digit <= glyph.h <= FLOATING[1] * digit and 0.75 <= glyph.w / glyph.h <= 1.3
+            and min(top, bottom) >= FLOATING[2] * digit)
+
+
+def _floating_before_total(glyphs: list[Glyph], total_digits: int) -> bool:
+    """A floating blob (`_floating`, measured against the digit before it) that ends the number: a digit before it,
+    touching or close, and after it, close, a glyph at least as tall (the slash, or the slash blur joined to the
+    total), then no more glyphs than the total has digits. For a line whose slash cannot be parted from the total."""
+    tail = glyphs[-(total_digits + 3) :]
+    for k in range(1, len(tail) - 1):
+        digit, blob, after = tail[k - 1], tail[k], tail[k + 1]
+        near = 0.6 * digit.h
+        if (len(tail) - k - 1 <= total_digits + 1 and digit.w <= 0.78 * digit.h and after.h >= 0.95 * digit.h
+                and blob.x - (digit.x + digit.w) <= near and after.x - (blob.x + blob.w) <= near
+                and _floating(blob, digit, float(digit.h))):
+            return True
+    return False
+
+
 def _judge(glyphs: list[Glyph], total_digits: int) -> bool | None:
     """Star (True), digit (False) or unknown (None) for the glyph before the slash, at one threshold."""
     found = _before_slash(glyphs, total_digits)
     if found is None:
-        return None
-    before, _, digit = found
+        return True if _floating_before_total(glyphs, total_digits) else None
+    before, first, digit = found
     if before.w <= 0.78 * digit and abs(before.h - digit) <= 0.07 * digit and not _pointed(before):
         return False
+    if _floating(before, first, digit):
+        return True
     if 0.75 * digit <= before.w <= 1.3 * digit and 0.8 <= before.w / before.h <= 1.25 and before.h <= 1.25 * digit:
         return True if _star_shaped(before) else None
     return None

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 EXTRACTOR_VERSIONS: dict[str, str] = {
     "geometry": "geometry-v3",
-    "collector": "collector-v11",
+    "collector": "collector-v12",
     "legal": "legal-v3",
     "hashes": "hashes-v2",
     "quality": "quality-v2",
-    "card": "card-v9",
+    "card": "card-v10",
 }
 EXTRACTORS = tuple(EXTRACTOR_VERSIONS)
 
