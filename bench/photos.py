@@ -15,8 +15,9 @@ read" and the votes): each column is a function of the finder's answer, the prin
 decoded photo, run in the workers on every card answered, and its share is printed beside "found" (of the found
 ones, and of every photo answered with a card).
 
-The finder's thresholds were set looking at seed 0's photos; `--seed 1` draws other cards and photos that were
-only ever counted, never looked at one by one: the held-out check, reported beside seed 0's figures.
+The finder's thresholds were set looking at the photos of seeds 0, 3 and 5 (and the must-skip-only seeds 10 and 11,
+`--photos 0 --skips 40`); seeds 1, 2 and 4 draw other cards and photos that were only ever counted, never looked at
+one by one: the held-out check, reported beside the tuning seeds' figures.
 
     python bench/photos.py                  # 300 photos + 3 x 12 must-skip cases, the tuning seed
     python bench/photos.py --seed 1         # the held-out check

@@ -7,6 +7,7 @@ every layout real cards print (`domain.printed_lines`):
 - legal number (2003 frame) and centred (1997 frame): "✎ Anna Chen" or "Illus. Anna Chen" over "™ & © 2012
   Wizards of the Coast 174/274": the number is the one after the legal text, never a year or a piece of one;
 - none at all on the oldest cards (a credit and a copyright year).
+
 The parser takes the number from the number line only, with a prefix ("A12", "A-12"), a letter suffix ("12a",
 "12s") or a star either side ("★12", "12★"), never a lone digit next to the artist credit (often the paintbrush
 misread) nor a number standing where the copyright year does, and takes set-code candidates only from before the
@@ -88,8 +89,7 @@ class CollectorParse:
     number_options: tuple[NumberOption, ...] = ()
     layout: str | None = None
     """The layout the text reads as (`domain.printed_lines`): rarity first ("C 0172"), modern (a number over a set
-    code or language), legal number (the number ends a legal line); None when no number was found or nothing
-    tells."""
+    code or language), legal number (the number ends a legal line); None when no number was found or none tells."""
 
     @property
     def set_token(self) -> str | None:

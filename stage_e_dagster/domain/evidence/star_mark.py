@@ -141,10 +141,11 @@ def _before_slash(glyphs: list[Glyph], total_digits: int) -> tuple[Glyph, Glyph,
     return before, after[0], digit
 
 
-def _floating(glyph: Glyph, first: Glyph, digit: float) -> bool:
-    """A compact blob clear of both the digits' top and their baseline: a small star blurred to its body (its
-    points lost). A digit stands as tall as the total's, a lower-case suffix and a smudge on the baseline."""
-    top, bottom = glyph.y - first.y, first.y + first.h - (glyph.y + glyph.h)
+def _floating(glyph: Glyph, beside: Glyph, digit: float) -> bool:
+    """A compact blob clear of both the top and the baseline of `beside` (a digit `digit` tall): a small star blurred
+    to its body, its points lost. A digit stands as tall as the others; a lower-case suffix or a smudge stands on the
+    baseline."""
+    top, bottom = glyph.y - beside.y, beside.y + beside.h - (glyph.y + glyph.h)
     return (FLOATING[0] * digit <= glyph.h <= FLOATING[1] * digit and 0.75 <= glyph.w / glyph.h <= 1.3
             and min(top, bottom) >= FLOATING[2] * digit)
 
