@@ -26,7 +26,10 @@ def seeded(db_url, tmp_path):
 def test_batch_extracts_once_and_rerun_writes_nothing(db_url, db_engine, seeded):
     truth, ids, _root = seeded
     first = run_stage_c(db_engine, list(ids.values()), "run-1", settings(db_url))
-    assert (first.extracted, first.current, first.slots_held) == (6, 0, 2)
+    assert (first.extracted, first.current) == (6, 0)
+    # Each worker that starts takes a slot, but under load the first can finish all six scans before the second is
+    # ready, and the batch ends without it: one slot or two, never none.
+    assert first.slots_held in (1, 2)
     evidence = rows(db_url, "SELECT c.identifier, e.collector_number, e.set_code, e.updated_at FROM image_evidence e "
                             "JOIN card c ON c.id = e.card_id")
     assert len(evidence) == 6
