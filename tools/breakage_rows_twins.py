@@ -26,7 +26,7 @@ TWIN_BREAKAGES = (
         what="`_judge` skips `_star_shaped`"),
     Breakage(
         "a star is taken for a digit", "stage_e_dagster/domain/evidence/star_mark.py",
-        (("    if before.w <= 0.78 * digit and abs(before.h - digit) <= 0.07 * digit and not _pointed(before):",
+        (("    if before.w <= DIGIT_WIDTH * digit and abs(before.h - digit) <= 0.07 * digit and not _pointed(before):",
           "    if before.w <= 1.3 * digit:"),),
         ("tests/unit/test_star_mark.py::test_a_clean_line_tells_whether_its_number_is_starred",),
         what="`_judge` calls any glyph up to a star's width a digit"),

@@ -40,6 +40,10 @@ TAIL = 10.0
 """Glyph heights at the end of the line looked at ("™ & © 2000 ... 123★/350": the number and total are about 8)."""
 LEVELS = (1.0, 0.8, 0.65, 0.5)
 """Thresholds tried, as shares of the Otsu level (darker ones part glyphs that blur joined)."""
+WORD_GAP = 0.6
+"""Digit heights of space between glyphs that parts words: a number, its slash and its total stand closer."""
+DIGIT_WIDTH = 0.78
+"""Digit heights a digit's glyph is wide at most (a star, blurred or not, is wider)."""
 FLOATING = (0.6, 0.85, 0.08)
 """A small star blurred to its body: its height between the first two shares of the digits', and clear of both their
 top and their baseline by the third."""
@@ -136,7 +140,7 @@ def _before_slash(glyphs: list[Glyph], total_digits: int) -> tuple[Glyph, Glyph,
     else:
         return None
     before = tail[k - 1]
-    if slash.x - (before.x + before.w) > 0.6 * digit or after[0].x - (slash.x + slash.w) > 0.6 * digit:
+    if slash.x - (before.x + before.w) > WORD_GAP * digit or after[0].x - (slash.x + slash.w) > WORD_GAP * digit:
         return None  # a word gap: this is no number and total
     return before, after[0], digit
 
@@ -157,8 +161,8 @@ def _floating_before_total(glyphs: list[Glyph], total_digits: int) -> bool:
     tail = glyphs[-(total_digits + 3) :]
     for k in range(1, len(tail) - 1):
         digit, blob, after = tail[k - 1], tail[k], tail[k + 1]
-        near = 0.6 * digit.h
-        if (len(tail) - k - 1 <= total_digits + 1 and digit.w <= 0.78 * digit.h and after.h >= 0.95 * digit.h
+        near = WORD_GAP * digit.h
+        if (len(tail) - k - 1 <= total_digits + 1 and digit.w <= DIGIT_WIDTH * digit.h and after.h >= 0.95 * digit.h
                 and blob.x - (digit.x + digit.w) <= near and after.x - (blob.x + blob.w) <= near
                 and _floating(blob, digit, float(digit.h))):
             return True
@@ -171,7 +175,7 @@ def _judge(glyphs: list[Glyph], total_digits: int) -> bool | None:
     if found is None:
         return True if _floating_before_total(glyphs, total_digits) else None
     before, first, digit = found
-    if before.w <= 0.78 * digit and abs(before.h - digit) <= 0.07 * digit and not _pointed(before):
+    if before.w <= DIGIT_WIDTH * digit and abs(before.h - digit) <= 0.07 * digit and not _pointed(before):
         return False
     if _floating(before, first, digit):
         return True
