@@ -106,4 +106,25 @@ TWIN_BREAKAGES = (
         (("plain <= MAX_COST and starred - plain >= STAR_ABSENT", "starred - plain >= STAR_ABSENT"),),
         ("tests/unit/test_line_verify.py::test_a_line_clearly_showing_its_number_and_no_star_tells_the_star_twin_out",),
         what="the plain string's own cost not bounded"),
+    Breakage(
+        "the recogniser never asked whether a star twin's star is shown",
+        "stage_e_dagster/domain/evidence/line_verify.py",
+        (("    if starred <= MAX_COST and starred - plain <= STAR_SHOWN:\n        return True\n", ""),),
+        ("tests/unit/test_star_mark.py::"
+         "test_where_the_pixels_cannot_tell_the_recogniser_tells_a_star_twin_with_its_star",),
+        what="`star_seen` answers only False or None"),
+    Breakage(
+        "a star taken as shown on a starred string costing clearly more",
+        "stage_e_dagster/domain/evidence/line_verify.py",
+        (("STAR_SHOWN = 6.0", "STAR_SHOWN = 15.0"),),
+        ("tests/unit/test_line_verify.py::"
+         "test_a_line_whose_starred_string_costs_little_more_than_its_plain_one_shows_the_star",),
+        what="`STAR_SHOWN` raised to 15 nats"),
+    Breakage(
+        "a star taken as shown where the number is not shown",
+        "stage_e_dagster/domain/evidence/line_verify.py",
+        (("starred <= MAX_COST and starred - plain <= STAR_SHOWN", "starred - plain <= STAR_SHOWN"),),
+        ("tests/unit/test_line_verify.py::"
+         "test_a_line_whose_starred_string_costs_little_more_than_its_plain_one_shows_the_star",),
+        what="the starred string's own cost not bounded"),
 )

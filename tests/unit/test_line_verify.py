@@ -18,7 +18,7 @@ from stage_e_dagster.domain.evidence.line_verify import (
     choose,
     forced_costs,
     printed_strings,
-    star_absent,
+    star_seen,
     verify,
 )
 from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
@@ -286,8 +286,29 @@ def test_a_line_clearly_showing_its_number_and_no_star_tells_the_star_twin_out()
     """Breakage caught: a star taken as absent where the line shows one, or where the recogniser hardly tells
     (a star it smears into the gap before the slash costs the starred string only a few nats more)."""
     line = Image.new("L", (100, 48), 255)
-    assert star_absent(Sharp("_I_n_c_._ _8_3_/_2_9_3__"), line, "83", 293)
-    assert star_absent(Sharp("_I_n_c_._ _8_3_/_2_9_3__"), line, "83*", 293)  # OCR's star is no witness
-    assert not star_absent(Sharp("_I_n_c_._ _8_3_★_/_2_9_3__"), line, "83", 293)  # the star printed
-    assert not star_absent(Probing("_I_n_c_._ _8_3_/_2_9_3__"), line, "83", 293)  # about 10 nats: no verdict
-    assert not star_absent(Sharp("_I_n_c_._ _8_9_/_2_9_3__"), line, "83", 293)  # the number itself not shown
+    assert star_seen(Sharp("_I_n_c_._ _8_3_/_2_9_3__"), line, "83", 293) is False
+    assert star_seen(Sharp("_I_n_c_._ _8_3_/_2_9_3__"), line, "83*", 293) is False  # OCR's star is no witness
+    assert star_seen(Sharp("_I_n_c_._ _8_3_★_/_2_9_3__"), line, "83", 293) is not False  # the star printed
+    assert star_seen(Probing("_I_n_c_._ _8_3_/_2_9_3__"), line, "83", 293) is None  # about 10 nats: no verdict
+    assert star_seen(Sharp("_I_n_c_._ _8_9_/_2_9_3__"), line, "83", 293) is None  # the number itself not shown
+
+
+class Faint(Probing):
+    """A `Probing` engine that sees a faint star (0.0007) in the gap before the slash: forcing it there costs about
+    7 nats, no more than a clearly shown string may cost (`MAX_COST`), yet more than a starred line's."""
+
+    def char_probs(self, image: Image.Image) -> tuple[np.ndarray, dict[str, int]]:
+        probs, alphabet = super().char_probs(image)
+        probs[self.frames.index("/") - 1, alphabet["★"]] = 0.0007
+        return probs, alphabet
+
+
+def test_a_line_whose_starred_string_costs_little_more_than_its_plain_one_shows_the_star() -> None:
+    """Breakage caught: a star seen where the starred string costs clearly more than the plain one (an unstarred
+    line the recogniser reads a little unsure), or where neither string fits the line (its number misread)."""
+    line = Image.new("L", (100, 48), 255)
+    assert star_seen(Sharp("_I_n_c_._ _8_3_★_/_2_9_3__"), line, "83", 293) is True
+    assert star_seen(Probing("_I_n_c_._ _8_3_★_/_2_9_3__"), line, "83*", 293) is True
+    assert star_seen(Probing("_I_n_c_._ _8_3_/_2_9_3__"), line, "83", 293) is None  # starred: about 10 nats more
+    assert star_seen(Faint("_I_n_c_._ _8_3_/_2_9_3__"), line, "83", 293) is None  # starred: about 7 nats more
+    assert star_seen(Sharp("_I_n_c_._ _8_9_★_/_2_9_3__"), line, "83", 293) is None  # "83★" itself not shown

@@ -29,6 +29,7 @@ from stage_e_dagster.domain.evidence.extract import extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
 from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
+from stage_e_dagster.domain.evidence.parse import normalise_collector_number
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.evidence.star_mark import end_height, star_before_slash
 from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER
@@ -126,6 +127,25 @@ def test_where_the_pixels_cannot_tell_the_recogniser_tells_a_star_twin_without_i
     assert isinstance(alone, Evidence) and isinstance(helped, Evidence)
     assert (alone.collector_number, alone.collector_star) == ("83", None)
     assert (helped.collector_number, helped.collector_star) == ("83", False)
+
+
+@pytest.mark.parametrize(("seed", "index", "number"), [(4, 235, "160"), (4, 156, "217")])
+def test_where_the_pixels_cannot_tell_the_recogniser_tells_a_star_twin_with_its_star(seed: int, index: int,
+                                                                                     number: str) -> None:
+    """Degraded 2003-frame scans of a starred number (880 px "160★/344", 1680 px "217★/363") whose names also have
+    the plain one: blur joins the star to the digit or the slash, so the pixel check's thresholds disagree and it
+    says nothing; the rescue engine's probabilities fit the starred string about as well as the plain one or better,
+    which an unstarred line never does, so the evidence says there is a star. Breakage caught: the recogniser asked
+    only whether the star is absent (the twins go to review though the line shows which one it is)."""
+    scan = plan_scans(CARDS, 400, "hard", seed=seed)[index]
+    assert scan.card["collector_number"] == f"{number}★"
+    read = {"known_set_codes": CATALOG.set_codes, "engine": TesserocrEngine(), "catalog": CATALOG,
+            "name": scan.card["name"], "only": {"collector"}}
+    alone = extract_evidence(scan.jpeg(), **read)
+    helped = extract_evidence(scan.jpeg(), rescue=RapidOcrEngine(), **read)
+    assert isinstance(alone, Evidence) and isinstance(helped, Evidence)
+    assert alone.collector_star is None
+    assert (normalise_collector_number(helped.collector_number).rstrip("*"), helped.collector_star) == (number, True)
 
 
 @pytest.mark.parametrize("layout", [LEGAL_NUMBER, CENTRED])

@@ -33,7 +33,7 @@ from stage_e_dagster.domain.evidence.geometry import (
 from stage_e_dagster.domain.evidence.hashing import phash64, symbol_phash
 from stage_e_dagster.domain.evidence.legal_read import read_legal
 from stage_e_dagster.domain.evidence.legal_text import credit_only, has_proxy_marker, parse_copyright_year
-from stage_e_dagster.domain.evidence.line_verify import star_absent
+from stage_e_dagster.domain.evidence.line_verify import star_seen
 from stage_e_dagster.domain.evidence.load import LoadedScan, load_scan
 from stage_e_dagster.domain.evidence.model import Evidence, EvidenceSkip, flat_corners
 from stage_e_dagster.domain.evidence.ocr import OcrEngine
@@ -261,15 +261,15 @@ def _extract_card(
 
 def _star(band: BottomBand, reading: CollectorReading, rescue: OcrEngine | None) -> bool | None:
     """Whether a legal line's number carries a star: what the pixels show (`star_mark`), else, when they cannot
-    tell, False where the rescue engine's probabilities of the line show the plain number and clearly no star
-    (`line_verify.star_absent`); None when neither tells."""
+    tell, what the rescue engine's probabilities of the line show clearly (`line_verify.star_seen`); None when
+    neither tells."""
     assert reading.block is not None and reading.total is not None
     seen = star_before_slash(band, reading.block, reading.total)
     if seen is not None or rescue is None:
         return seen
     line = recogniser_line(tight_view(band, reading.block, "legal"))
     number = normalise_collector_number(reading.number)
-    return False if line is not None and star_absent(rescue, line, number, reading.total) else None
+    return star_seen(rescue, line, number, reading.total) if line is not None else None
 
 
 def _twins_matter(reading: CollectorReading, catalog: ReadCatalog | None, name: str | None,

@@ -65,6 +65,11 @@ STAR_ABSENT = 20.0
 line to show no star. The recogniser sees a small star poorly but its absence well: on the tuning seeds' star twins,
 an unstarred line's starred string costs 23-31 nats more (its plain string clearly shown), a starred line's at most
 about 10 more than its plain one."""
+STAR_SHOWN = 6.0
+"""Nats the starred string ("83★/293") may cost more than the plain one ("83/293") for the line to show the star (it
+may cost less), the starred string itself costing at most MAX_COST: on the tuning seeds' star twins whose star the
+pixels could not tell, a starred line's starred string costs at most 4 nats more than its plain one, an unstarred
+line's 18 and more."""
 END, START = "end", "start"
 DIGITS = "0123456789"
 _NEG = -1e18
@@ -230,15 +235,23 @@ def doubted(engine: object, line: Image.Image, catalog: ReadCatalog, name: str, 
     return own is not None and other is not None and other < own and other <= MAX_COST
 
 
-def star_absent(engine: object, line: Image.Image, number: str, total: int) -> bool:
+def star_seen(engine: object, line: Image.Image, number: str, total: int) -> bool | None:
     """Whether the legal line `line`, ending in the number `number` (normalised, its star dropped if any) over
-    `total`, shows no star after it: the plain string costs at most MAX_COST and the starred one at least
-    STAR_ABSENT more. False when the engine gives no probabilities or either string cannot be scored."""
+    `total`, shows a star after it, by `engine`'s probabilities of the two strings: False when the plain string
+    costs at most MAX_COST and the starred one at least STAR_ABSENT more; True when the starred string costs at most
+    MAX_COST and at most STAR_SHOWN more than the plain one; None when neither, when the engine gives no
+    probabilities, or when either string cannot be scored."""
     char_probs = getattr(engine, "char_probs", None)
     if char_probs is None:
-        return False
+        return None
     base = number.rstrip("*")
     texts = [printed_strings(("", key), total, (LEGAL_NUMBER,))[0].text for key in (base, f"{base}*")]
     probs, alphabet = char_probs(line)
     plain, starred = forced_costs(probs, alphabet, texts)
-    return plain is not None and starred is not None and plain <= MAX_COST and starred - plain >= STAR_ABSENT
+    if plain is None or starred is None:
+        return None
+    if plain <= MAX_COST and starred - plain >= STAR_ABSENT:
+        return False
+    if starred <= MAX_COST and starred - plain <= STAR_SHOWN:
+        return True
+    return None

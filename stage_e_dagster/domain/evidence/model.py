@@ -30,8 +30,8 @@ class Evidence:
     collector_layout: str | None = None  # the layout read (`domain.printed_lines`): where the number was printed
     collector_star: bool | None = None
     """Whether the pixels show a star between a legal line's number and its slash ("123★/350": `star_mark`), or,
-    where they cannot tell, False when the recogniser's probabilities clearly show none (`line_verify.star_absent`);
-    None when neither tells, or the line prints no total."""
+    where they cannot tell, what the recogniser's probabilities clearly show (`line_verify.star_seen`); None when
+    neither tells, or the line prints no total."""
     collector_end_height: str | None = None
     """How tall the glyph before a legal line's slash stands (`star_mark.end_height`): "x-height" (a lower-case
     letter such as a suffix "a"), "full" (a digit, or a letter such as "b"); None when the pixels cannot tell or
