@@ -127,4 +127,20 @@ TWIN_BREAKAGES = (
         ("tests/unit/test_line_verify.py::"
          "test_a_line_whose_starred_string_costs_little_more_than_its_plain_one_shows_the_star",),
         what="the starred string's own cost not bounded"),
+    Breakage(
+        "a star twin's line judged against a misread total", "stage_e_dagster/domain/evidence/extract.py",
+        (("_star(band, reading, rescue, _twins_total(reading, catalog, name))",
+          "_star(band, reading, rescue, reading.total)"),),
+        ("tests/unit/test_star_mark.py::test_a_star_twin_whose_total_was_misread_is_judged_against_its_sets_total",),
+        what="`_star` given the total as read"),
+    Breakage(
+        "a total one of the name's sets prints taken for a misread", "stage_e_dagster/domain/evidence/extract.py",
+        (("any(catalog.totals.get(code) == reading.total for code, _ in printings)", "False"),),
+        ("tests/unit/test_star_mark.py::test_only_a_total_no_set_of_the_names_prints_is_taken_for_a_misread",),
+        what="`_twins_total` replaces every total read"),
+    Breakage(
+        "twins in sets of different totals given one of them", "stage_e_dagster/domain/evidence/extract.py",
+        (("    only = totals.pop() if len(totals) == 1 else None", "    only = totals.pop()"),),
+        ("tests/unit/test_star_mark.py::test_only_a_total_no_set_of_the_names_prints_is_taken_for_a_misread",),
+        what="`_twins_total` takes any of the twins' totals"),
 )

@@ -25,11 +25,12 @@ from stage_e_dagster.demo.render import render_scan
 from stage_e_dagster.demo.text import draw_text, fit_font, text_width
 from stage_e_dagster.domain.evidence import star_mark
 from stage_e_dagster.domain.evidence.band import Block, BottomBand
-from stage_e_dagster.domain.evidence.extract import extract_evidence
+from stage_e_dagster.domain.evidence.collector import CollectorReading
+from stage_e_dagster.domain.evidence.extract import _twins_total, extract_evidence
 from stage_e_dagster.domain.evidence.model import Evidence
 from stage_e_dagster.domain.evidence.ocr import TesserocrEngine
 from stage_e_dagster.domain.evidence.ocr_rapid import RapidOcrEngine
-from stage_e_dagster.domain.evidence.parse import normalise_collector_number
+from stage_e_dagster.domain.evidence.parse import normalise_collector_number, parse_collector
 from stage_e_dagster.domain.evidence.read_catalog import ReadCatalog
 from stage_e_dagster.domain.evidence.star_mark import end_height, star_before_slash
 from stage_e_dagster.domain.printed_lines import CENTRED, LEGAL_NUMBER
@@ -146,6 +147,37 @@ def test_where_the_pixels_cannot_tell_the_recogniser_tells_a_star_twin_with_its_
     assert isinstance(alone, Evidence) and isinstance(helped, Evidence)
     assert alone.collector_star is None
     assert (normalise_collector_number(helped.collector_number).rstrip("*"), helped.collector_star) == (number, True)
+
+
+def test_a_star_twin_whose_total_was_misread_is_judged_against_its_sets_total() -> None:
+    """A degraded 1309 px scan from the held-out renderer (seed 7, #141) of "83★/96", whose name also has "83": OCR
+    reads "83298", so the line's total is misread and neither the pixels nor the recogniser's probabilities fit
+    "/298". Both twins are in a set of 96 cards and no printing of the name is in a set of 298, so the line is judged
+    against "/96", and the star is seen. Breakage caught: the line judged against the total as read (the twins go
+    to review though the line shows which one it is)."""
+    catalogue = holdout_catalog(3000, seed=27)
+    scan = plan_holdout(catalogue, 800, seed=7)[141]
+    assert scan.expected[0] == "83★" and scan.damage is not None
+    catalog = holdout_read_catalog(catalogue)
+    found = extract_evidence(scan.jpeg(), known_set_codes=catalog.set_codes, engine=TesserocrEngine(),
+                             catalog=catalog, name=scan.card["name"], only={"collector"}, rescue=RapidOcrEngine())
+    assert isinstance(found, Evidence)
+    assert (found.collector_number, found.collector_total, found.collector_star) == ("83", 298, True)
+
+
+def _reading(number: str, total: int) -> CollectorReading:
+    return CollectorReading("", parse_collector(""), None, None, False, True, 1, number=number, total=total)
+
+
+def test_only_a_total_no_set_of_the_names_prints_is_taken_for_a_misread() -> None:
+    """Breakage caught: the twins' set total put in place of a total one of the name's sets prints (the line may be
+    that set's printing, its number misread), or of one the twins' sets do not agree on."""
+    twins = [("Plains", "six", "83"), ("Plains", "six", "83★")]
+    catalog = ReadCatalog.build(twins + [("Plains", "big", "12")], totals={"six": 96, "big": 298})
+    assert _twins_total(_reading("83", 298), catalog, "Plains") == 298
+    assert _twins_total(_reading("83", 297), catalog, "Plains") == 96
+    split = ReadCatalog.build(twins + [("Plains", "big", "83")], totals={"six": 96, "big": 298})
+    assert _twins_total(_reading("83", 297), split, "Plains") == 297
 
 
 @pytest.mark.parametrize("layout", [LEGAL_NUMBER, CENTRED])

@@ -232,7 +232,7 @@ def _extract_card(
         evidence.collector_total = reading.total
         evidence.collector_layout = reading.layout
         if _twins_matter(reading, catalog, name, star_twins):
-            evidence.collector_star = _star(band, reading, rescue)
+            evidence.collector_star = _star(band, reading, rescue, _twins_total(reading, catalog, name))
         if _twins_matter(reading, catalog, name, letter_twins):
             evidence.collector_end_height = end_height(band, reading.block, reading.total)
         evidence.language = reading.parse.language
@@ -259,17 +259,31 @@ def _extract_card(
     return evidence
 
 
-def _star(band: BottomBand, reading: CollectorReading, rescue: OcrEngine | None) -> bool | None:
-    """Whether a legal line's number carries a star: what the pixels show (`star_mark`), else, when they cannot
-    tell, what the rescue engine's probabilities of the line show clearly (`line_verify.star_seen`); None when
+def _star(band: BottomBand, reading: CollectorReading, rescue: OcrEngine | None, total: int) -> bool | None:
+    """Whether a legal line's number over `total` carries a star: what the pixels show (`star_mark`), else, when they
+    cannot tell, what the rescue engine's probabilities of the line show clearly (`line_verify.star_seen`); None when
     neither tells."""
-    assert reading.block is not None and reading.total is not None
-    seen = star_before_slash(band, reading.block, reading.total)
+    assert reading.block is not None
+    seen = star_before_slash(band, reading.block, total)
     if seen is not None or rescue is None:
         return seen
     line = recogniser_line(tight_view(band, reading.block, "legal"))
     number = normalise_collector_number(reading.number)
-    return star_seen(rescue, line, number, reading.total) if line is not None else None
+    return star_seen(rescue, line, number, total) if line is not None else None
+
+
+def _twins_total(reading: CollectorReading, catalog: ReadCatalog | None, name: str | None) -> int:
+    """The total a star twin's line is judged against: the one read, unless no set of the name's printings prints
+    it (a misread: "83★/96" read "83298") and the printings with the number read, starred or not, are all in sets
+    of one known total, which the line then prints whichever of them it is."""
+    assert reading.total is not None
+    printings = catalog.printings_of(name) if catalog is not None and name else ()
+    if catalog is None or not printings or any(catalog.totals.get(code) == reading.total for code, _ in printings):
+        return reading.total
+    base = normalise_collector_number(reading.number).rstrip("*")
+    totals = {catalog.totals.get(code) for code, number in printings if number.rstrip("*") == base}
+    only = totals.pop() if len(totals) == 1 else None
+    return only if only is not None else reading.total
 
 
 def _twins_matter(reading: CollectorReading, catalog: ReadCatalog | None, name: str | None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 EXTRACTOR_VERSIONS: dict[str, str] = {
     "geometry": "geometry-v3",
-    "collector": "collector-v13",
+    "collector": "collector-v14",
     "legal": "legal-v3",
     "hashes": "hashes-v2",
     "quality": "quality-v2",
