@@ -67,9 +67,9 @@ an unstarred line's starred string costs 23-31 nats more (its plain string clear
 about 10 more than its plain one."""
 STAR_SHOWN = 6.0
 """Nats the starred string ("83★/293") may cost more than the plain one ("83/293") for the line to show the star (it
-may cost less), the starred string itself costing at most MAX_COST: on the tuning seeds' star twins whose star the
-pixels could not tell, a starred line's starred string costs at most 4 nats more than its plain one, an unstarred
-line's 18 and more."""
+may cost less), the starred string itself costing at most MAX_COST: on the tuning seeds' star twins, a starred
+line's starred string costs at most about 4.5 nats more than its plain one (up to 6.5 where the total was misread and
+the line is judged against its set's), an unstarred line's 16 and more."""
 END, START = "end", "start"
 DIGITS = "0123456789"
 _NEG = -1e18
