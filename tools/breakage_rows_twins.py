@@ -43,7 +43,7 @@ TWIN_BREAKAGES = (
         what="`_judge` does not check what follows the slash"),
     Breakage(
         "Stage C does not record the star", "stage_e_dagster/domain/evidence/extract.py",
-        (("            evidence.collector_star = _star(band, reading, rescue)",
+        (("            evidence.collector_star = _star(band, reading, rescue, _twins_total(reading, catalog, name))",
           "            pass"),),
         ("tests/unit/test_star_mark.py::test_stage_c_records_the_star_of_a_star_twins_scan",),
         what="the star check not run"),
