@@ -1,6 +1,8 @@
 """A card whose own edge leaves no outline is found round a part of its printing (its text box or art box), proved
 by its frame lines: the photo's only card, or a second card beside the found one (a photo of several). A card
-guessed round a box whose inside shows the surface is no card, whatever lines its face seems to show.
+guessed round a box whose inside shows the surface is no card, whatever lines its face seems to show. A card run off
+the photo is told cut off by a part of it: a box whose card runs off the frame, its edges seen, or a card-like
+outline (a holder's) whose face shows no frame lines beside a card's shape cut by the frame.
 
 The photos are the photo benchmark's (`demo.photo`) at a phone's size, where those outlines are lost.
 """
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from stage_e_dagster.domain.evidence.card_finder import (
+    CARD_CUT_OFF,
     CARD_TOO_SMALL,
     PHOTO,
     SEVERAL_CARDS,
@@ -21,7 +24,7 @@ from stage_e_dagster.domain.evidence.card_finder import (
     find_card,
 )
 from stage_e_dagster.domain.evidence.card_outline import outlines, prepare, reduced_copy
-from stage_e_dagster.domain.evidence.card_parts import TEXT_BOX, card_by_parts, cards_round
+from stage_e_dagster.domain.evidence.card_parts import TEXT_BOX, card_by_parts, cards_round, cut_off_round_part
 from tests.unit.bench_photo_cases import TOLERANCE, bench_photo, corner_error
 
 
@@ -118,3 +121,37 @@ def test_a_card_guessed_round_a_box_whose_inside_is_the_surface_is_no_card() -> 
             corners = tuple((float(x) / image.width, float(y) / image.height) for x, y in held[2])
             found = FoundCard(held[0], corners, PHOTO)  # type: ignore[arg-type]
             assert corner_error(found, photo, image.size) <= TOLERANCE, index
+
+
+def test_a_sleeve_beside_a_card_cut_by_the_frame_is_a_card_cut_off() -> None:
+    """A top-loaded card run off the photo's left edge: the top-loader's outline is card-like and whole, but its
+    face shows no frame lines; beside it the card's black border leaves a shape cut by the frame with strong
+    straight sides. The card is cut off, not absent, told by that shape (not by a box of the card's)."""
+    _, image = bench_photo(11, 5, "cut-off", photos=0, skips=40)
+    found = find_card(image)
+    assert isinstance(found, CardNotFound) and found.reason == CARD_CUT_OFF, found
+    assert "part" not in found.detail and "layout" in found.detail
+
+
+def test_a_card_cut_off_whose_edge_left_no_outline_is_told_by_its_text_box() -> None:
+    """A sleeved card on pale wood, upside down, run off the photo's bottom: its edge and the sleeve's leave no
+    outline in a card's shape, none reaching the frame with strong sides. Its text box is whole, and of the two
+    cards round it only the one running off the frame has its edges where they lie inside the photo: cut off, where
+    no card would be found without it."""
+    _, image = bench_photo(10, 15, "cut-off", photos=0, skips=40)
+    found = find_card(image)
+    assert isinstance(found, CardNotFound) and found.reason == CARD_CUT_OFF, found
+    assert found.detail.get("part") == "its card runs off the photo"
+
+
+@pytest.mark.parametrize(("seed", "index"), [(0, 278), (5, 201)])
+def test_a_whole_card_s_box_says_nothing_of_a_card_cut_off(seed: int, index: int) -> None:
+    """Whole cards whose boxes have a card round them running off the frame, its sides inside the photo on the
+    card's own (the two cards round a box overlap): a card found round its text box (seed 0 #278), the card round
+    its art box on the box's other side lying whole in the photo with its edges seen; and a sleeved card on a palm
+    at the photo's top (seed 5 #201, no card found), glare hiding its edges round its art box, the other card
+    round that box leaving the photo by a corner only. No card cut off is told from either."""
+    _, image = bench_photo(seed, index)
+    small = reduced_copy(image, 640, "RGB")
+    prepared = prepare(small, reduced_copy(image, 1280, "L"))
+    assert not cut_off_round_part(outlines(prepared), prepared)

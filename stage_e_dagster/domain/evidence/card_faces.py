@@ -159,19 +159,24 @@ def art_box_runs_off(quad: np.ndarray, size: tuple[int, int], seen: Callable[[np
 
 
 def edges_seen_inside(quad: np.ndarray, gradient: np.ndarray) -> bool:
-    """`edges_seen` for a quad that may run off the image: each side's part inside it (at least a fifth of the
-    side), and at least two such parts."""
-    h, w = gradient.shape
-    supports = []
+    """`edges_seen` for a quad that may run off the image: each side's part inside it (`inside_parts`), and at
+    least two such parts."""
+    supports = [side_support(gradient, *part) for part in inside_parts(quad, gradient.shape) if part is not None]
+    return len(supports) >= 2 and float(np.mean(supports)) >= EDGES_SEEN[0] and min(supports) >= EDGES_SEEN[1]
+
+
+def inside_parts(quad: np.ndarray, shape: tuple[int, ...]) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """Each side's part (its two ends) inside an image of `shape` (h, w), or None for a side under a fifth of
+    which lies inside it: a side off the image."""
+    h, w = shape[:2]
+    found: list[tuple[np.ndarray, np.ndarray] | None] = []
     for i in range(4):
         a, b = quad[i], quad[(i + 1) % 4]
         t = np.linspace(0.0, 1.0, 101)
         pts = a + t[:, None] * (b - a)
         inside = np.flatnonzero((pts[:, 0] >= 2) & (pts[:, 0] <= w - 3) & (pts[:, 1] >= 2) & (pts[:, 1] <= h - 3))
-        if len(inside) < 20:
-            continue
-        supports.append(side_support(gradient, pts[inside[0]], pts[inside[-1]]))
-    return len(supports) >= 2 and float(np.mean(supports)) >= EDGES_SEEN[0] and min(supports) >= EDGES_SEEN[1]
+        found.append((pts[inside[0]], pts[inside[-1]]) if len(inside) >= 20 else None)
+    return found
 
 
 def _cards_round(quad: np.ndarray) -> list[np.ndarray]:

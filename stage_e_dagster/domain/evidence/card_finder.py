@@ -9,29 +9,32 @@ off the frame or a card too small in it is a named skip.
   in other proportions whose best outline is the image's own edge.
 - **A photo.** Outlines are searched on a copy about 640 px long (`card_outline`); the card is the best supported
   four-sided outline in a card's proportions that lies on the surface (`card_choice`); inside a sleeve or top-loader
-  the card's own edge wins when it is in truer proportions than the holder's, or when its face shows its frame
-  lines where they are while the holder's fit had to move its corners. Its sides are then settled on the card's
-  own edges (`card_settle`: a frame inside a dark border grows out to the card's faint edge, seen in colour or in
-  texture; a frame grown across a black border to the photo's edge gives way to the card round it when that lies
-  whole in the photo), and a card whose settled outline, perspective undone, is not in a card's proportions is a
-  part of a card: a skip, never a guess, unless a card-like outline inside it is proved a whole card by its lines
-  (it was a patch of the surface round the card) or the card is found round its printed boxes. Several cards are
-  judged by whole card-shaped outlines apart from each other, not by parts of one card. The full-resolution image
-  is warped to a portrait card at the size the photo shows it (capped), in exactly the trimmed card's proportions,
-  and turned upright (`card_straighten`), its corners moved to where its own frame lines put its edges
-  (`card_layout`). A card whose straightened face does not show nearly all
-  its frame lines where they belong was a part of a card, a guess or an outline off the card: a skip, unless it is
-  the art box of a card that lies whole round it, another outline over the same card shows them, or it lay on the
-  card's frame and the card round it shows them; and a card-like outline apart from the card whose face shows a
-  card's frame lines is a second card (`card_faces`). A card whose edge left no outline is looked for round its
-  printed text box or art box, proved by its frame lines (`card_parts`), and so is a card whose only outlines are
-  parts near the frame before it is called cut off; an outline across the card's width cut short by a line across
-  it (a glare band's edge) or drawn long past its end (a palm's edge) is no card's shape, or a card's turned a
-  quarter (half a card), and the card along it, sharing its long sides and one end, is read for its frame lines
-  before the outline is skipped. A part of a card too small to be one, inside a shape run off the photo's frame
-  with straight sides, is a card cut off, not a small one. A photo skipped as holding no card or a card cut off is
-  looked at closer round its small outlines (a card's shape or a palm's), and with no card found on a copy twice
-  as large: a whole card there, too small to read, makes it a photo of a card too small.
+  the card's own edge wins when it is in truer proportions than the holder's, or when its face shows its frame lines
+  where they are while the holder's fit had to move its corners. Its sides are then settled on the card's own edges
+  (`card_settle`: a frame inside a dark border grows out to the card's faint edge, seen in colour or in texture; a
+  frame grown across a black border to the photo's edge gives way to the card round it when that lies whole in the
+  photo), and a card whose settled outline, perspective undone, is not in a card's proportions is a part of a card: a
+  skip, never a guess, unless a card-like outline inside it is proved a whole card by its lines (it was a patch of the
+  surface round the card) or the card is found round its printed boxes. Several cards are judged by whole card-shaped
+  outlines apart from each other, not by parts of one card. The full-resolution image is warped to a portrait card at
+  the size the photo shows it (capped), in exactly the trimmed card's proportions, and turned upright
+  (`card_straighten`), its corners moved to where its own frame lines put its edges (`card_layout`). A card whose
+  straightened face does not show nearly all its frame lines where they belong was a part of a card, a guess or an
+  outline off the card: a skip, unless it is the art box of a card that lies whole round it, another outline over the
+  same card shows them, or it lay on the card's frame and the card round it shows them; and a card-like outline apart
+  from the card whose face shows a card's frame lines is a second card (`card_faces`). An outline that shows no frame
+  lines is a card cut off, not no card, when a shape cut by the frame with strong straight sides lies within its
+  card's reach (`card_choice.cut_beside`: a holder's outline beside its card run off the photo). A card whose edge
+  left no outline is looked for round its printed text box or art box, proved by its frame lines (`card_parts`), and
+  so is a card whose only outlines are parts near the frame before it is called cut off; an outline across the card's
+  width cut short by a line across it (a glare band's edge) or drawn long past its end (a palm's edge) is no card's
+  shape, or a card's turned a quarter (half a card), and the card along it, sharing its long sides and one end, is
+  read for its frame lines before the outline is skipped. A part of a card too small to be one, inside a shape run off
+  the photo's frame with straight sides, is a card cut off, not a small one. A photo skipped as holding no card or a
+  card cut off is looked at closer round its small outlines (a card's shape or a palm's), and with no card found on a
+  copy twice as large: a whole card there, too small to read, makes it a photo of a card too small; failing that, a
+  part of a card (its text or art box) whose card runs off the frame, its edges seen inside the photo, makes it a
+  photo of a card cut off (`card_parts.cut_off_round_part`).
 
 Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
 bottom-left.
@@ -65,6 +68,7 @@ from stage_e_dagster.domain.evidence.card_choice import (
     HOLDER_REACH,
     MIN_RIVAL_AREA,
     choose,
+    cut_beside,
     near_frame,
     overlaps,
     runs_off_round,
@@ -89,7 +93,12 @@ from stage_e_dagster.domain.evidence.card_outline import (
     prepare,
     reduced_copy,
 )
-from stage_e_dagster.domain.evidence.card_parts import Straightened, card_by_parts, second_by_parts
+from stage_e_dagster.domain.evidence.card_parts import (
+    Straightened,
+    card_by_parts,
+    cut_off_round_part,
+    second_by_parts,
+)
 from stage_e_dagster.domain.evidence.card_settle import Directional, settle, true_aspect
 from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten
 from stage_e_dagster.domain.evidence.card_straighten import warp_card as warp_card  # (where callers look for it)
@@ -147,7 +156,11 @@ def find_card(image: Image.Image, zoom: bool = True, min_area: float = MIN_CARD_
     found = outlines(prepared)
     answer = _answer(image, small, prepared, found, factor, min_area)
     if zoom and isinstance(answer, CardNotFound) and answer.reason in (NO_CARD, CARD_CUT_OFF):
-        return _small_card(image, found, factor, answer.reason == NO_CARD) or answer
+        small_card = _small_card(image, found, factor, answer.reason == NO_CARD)
+        if small_card is not None:
+            return small_card
+        if answer.reason == NO_CARD and cut_off_round_part(found, prepared):
+            return CardNotFound(CARD_CUT_OFF, {**answer.detail, "part": "its card runs off the photo"})
     return answer
 
 
@@ -226,7 +239,8 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
                                                    "art_box": "its card runs off the photo"})
             small_part = area < min_area and not runs_off_round(picked, found, (sh, sw))  # (else a part of one cut off)
             return (_by_parts(image, found, prepared, factor, min_area, full_quad * factor) or CardNotFound(
-                CARD_TOO_SMALL if small_part else CARD_CUT_OFF if area < min_area else NO_CARD,
+                CARD_TOO_SMALL if small_part else CARD_CUT_OFF if area < min_area or cut_beside(picked, found)
+                else NO_CARD,
                 {"area": round(area, 4), "layout": round(lines, 3), "min_area": min_area}))
         card, margin, quad_full, lines = held
         area = float(abs(cv2.contourArea(quad_full.astype(np.float32)))) / (width * height)

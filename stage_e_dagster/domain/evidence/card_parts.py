@@ -16,6 +16,8 @@ box-shaped patch of the surface never shows a card's frame lines round it.
   long; the outline is then no card's shape, or a card's shape turned a quarter (half a card is 63 x 44 mm);
 - `card_by_parts`: the first card round a part, or along the chosen outline, whose face, straightened from the
   full image, proves it whole (a photo whose card left no outline of its own);
+- `cut_off_round_part`: whether a part's card runs off the photo, its edges seen where it lies inside (a card
+  cut off whose own edge left no outline);
 - `second_by_parts`: a card round a part apart from the found card whose face shows its frame lines (a second card
   in the photo, its edge lost on the surface): all of them whatever its colours, nearly all with its inside
   printed.
@@ -30,7 +32,13 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
-from stage_e_dagster.domain.evidence.card_faces import SECOND_FIT, apart_from, edges_seen
+from stage_e_dagster.domain.evidence.card_faces import (
+    SECOND_FIT,
+    apart_from,
+    edges_seen,
+    edges_seen_inside,
+    inside_parts,
+)
 from stage_e_dagster.domain.evidence.card_layout import ACROSS, ALONG, read_layout
 from stage_e_dagster.domain.evidence.card_layout import SIZE as LAYOUT_SIZE
 from stage_e_dagster.domain.evidence.card_outline import SURFACE_DELTA, Outline, Prepared, surface_distance
@@ -155,6 +163,27 @@ def card_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, 
                 and ((part and _printed(moved, prepared)) or edges_seen(moved, prepared.gradient))):
             return held
     return None
+
+
+def cut_off_round_part(found: list[Outline], prepared: Prepared) -> bool:
+    """Whether a part of a card (a text box or art box with strong straight sides, `parts`) is of a card cut off by
+    the frame: of the cards round it (`cards_round`), one with a side off the photo (`card_faces.inside_parts`) has
+    its other sides, where they lie inside it, on edges (`card_faces.edges_seen_inside`), and none lying whole
+    inside the photo has. A whole card's box has its own card round it, its edges seen; the card on the box's
+    other side overlaps it and may show them too, so a box with a card seen inside the photo says nothing, nor does
+    a card only a corner of which leaves the photo (a whole card's, shifted along it)."""
+    h, w = prepared.lab.shape[:2]
+    for box in BOXES:
+        for part in parts(found, box)[:PART_LOOKS]:
+            seen = []
+            for card in cards_round(part.polygon, box):
+                whole = bool(np.all(card >= 0) and np.all(card[:, 0] <= w) and np.all(card[:, 1] <= h))
+                side_off = any(side is None for side in inside_parts(card, (h, w)))
+                seen.append((whole, side_off, edges_seen_inside(card, prepared.gradient)))
+            if (any(side_off and edges for _, side_off, edges in seen)
+                    and not any(edges for whole, _, edges in seen if whole)):
+                return True
+    return False
 
 
 def second_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float,
