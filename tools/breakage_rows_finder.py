@@ -291,10 +291,10 @@ FINDER_BREAKAGES = (
          "test_a_card_round_a_box_whose_face_shares_the_surface_s_colours_is_found_by_its_edges",),
         what="a card round a part needs a printed inside even when its fitted sides lie on edges"),
     Breakage(
-        "a sleeve beside a card cut by the frame answered as no card",
+        "a top-loader beside a card cut by the frame answered as no card",
         "stage_e_dagster/domain/evidence/card_finder.py",
         (("CARD_CUT_OFF if area < min_area or cut_beside(picked, found)", "CARD_CUT_OFF if area < min_area"),),
-        ("tests/unit/test_card_parts.py::test_a_sleeve_beside_a_card_cut_by_the_frame_is_a_card_cut_off",),
+        ("tests/unit/test_card_parts.py::test_a_top_loader_beside_a_card_cut_by_the_frame_is_a_card_cut_off",),
         what="a cut-off shape beside an unproved card-like outline ignored"),
     Breakage(
         "a card cut off told only by its text box answered as no card",
@@ -305,7 +305,7 @@ FINDER_BREAKAGES = (
     Breakage(
         "a whole card's box taken for a card cut off",
         "stage_e_dagster/domain/evidence/card_parts.py",
-        (("                    and not any(edges for whole, _, edges in seen if whole)):", "                    ):"),),
+        ((" and not any(edges for inside, _, edges in seen if inside)):", "):"),),
         ("tests/unit/test_card_parts.py::test_a_whole_card_s_box_says_nothing_of_a_card_cut_off[0-278]",),
         what="the card round the box inside the photo not weighed"),
     Breakage(

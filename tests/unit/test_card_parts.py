@@ -123,7 +123,7 @@ def test_a_card_guessed_round_a_box_whose_inside_is_the_surface_is_no_card() -> 
             assert corner_error(found, photo, image.size) <= TOLERANCE, index
 
 
-def test_a_sleeve_beside_a_card_cut_by_the_frame_is_a_card_cut_off() -> None:
+def test_a_top_loader_beside_a_card_cut_by_the_frame_is_a_card_cut_off() -> None:
     """A top-loaded card run off the photo's left edge: the top-loader's outline is card-like and whole, but its
     face shows no frame lines; beside it the card's black border leaves a shape cut by the frame with strong
     straight sides. The card is cut off, not absent, told by that shape (not by a box of the card's)."""

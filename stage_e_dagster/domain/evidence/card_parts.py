@@ -180,8 +180,8 @@ def cut_off_round_part(found: list[Outline], prepared: Prepared) -> bool:
                 whole = bool(np.all(card >= 0) and np.all(card[:, 0] <= w) and np.all(card[:, 1] <= h))
                 side_off = any(side is None for side in inside_parts(card, (h, w)))
                 seen.append((whole, side_off, edges_seen_inside(card, prepared.gradient)))
-            if (any(side_off and edges for _, side_off, edges in seen)
-                    and not any(edges for whole, _, edges in seen if whole)):
+            if (any(off and edges for _, off, edges in seen)
+                    and not any(edges for inside, _, edges in seen if inside)):
                 return True
     return False
 
