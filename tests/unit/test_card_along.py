@@ -93,6 +93,8 @@ def test_two_parts_of_a_card_cut_off_beside_its_cut_text_box_are_a_card_cut_off(
 def test_a_patch_of_wood_in_a_card_s_shape_beside_a_card_cut_off_is_no_card() -> None:
     """A sleeved card on wood run off the photo: its outline runs off the frame with strong straight sides, and
     the only card-like outline on the surface is a stretch of plank in a card's shape, its inside the wood's colours
-    and its face showing few frame lines. Beside a card cut off, the patch is no card: the card is cut off."""
+    and its face showing few frame lines. Beside a card cut off, the patch is no card: the card is cut off, told by
+    its own cut shape (its support), not by the patch chosen and then found beside it (`cut_beside`)."""
     found = find_card(bench_photo(10, 19, "cut-off", photos=0, skips=40)[1])
     assert isinstance(found, CardNotFound) and found.reason == CARD_CUT_OFF, found
+    assert "support" in found.detail and "layout" not in found.detail
