@@ -259,9 +259,11 @@ FINDER_BREAKAGES = (
     Breakage(
         "a second card whose face has the surface's colours not counted",
         "stage_e_dagster/domain/evidence/card_parts.py",
-        (("        if score >= PART_LAYOUT:  # (every line", "        if False:  # (every line"),),
+        (("        if score >= PART_LAYOUT:  # (every line", "        if False:  # (every line"),
+         ("            if apart_from(moved, reach) and (held[3] >= PART_LAYOUT",
+          "            if apart_from(moved, reach) and (False")),
         ("tests/unit/test_card_closer.py::test_a_second_card_whose_face_looks_like_the_wood_makes_several",),
-        what="a card round a part with every frame line still needs a printed inside"),
+        what="a second card with every frame line, as read or once fitted, still needs a printed inside"),
     Breakage(
         "a patch of the surface beside a card cut off taken for the card",
         "stage_e_dagster/domain/evidence/card_choice.py",
@@ -315,4 +317,24 @@ FINDER_BREAKAGES = (
           "                side_off = not whole"),),
         ("tests/unit/test_card_parts.py::test_a_whole_card_s_box_says_nothing_of_a_card_cut_off[5-201]",),
         what="any card running off counts, a corner enough"),
+    Breakage(
+        "a card along a half outline estimated only in the outline's perspective",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("        if not np.allclose(straight, cards[-1], atol=ALONG_APART):", "        if False:"),),
+        ("tests/unit/test_card_along.py::test_an_outline_narrowed_at_its_far_end_gives_the_card_straight_on_too",
+         "tests/unit/test_card_parts.py::test_a_second_card_outlined_only_to_its_middle_makes_a_photo_of_several"),
+        what="`cards_along` without its straight estimate"),
+    Breakage(
+        "a second card along a half outline not looked for",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("along = [card for o in strong(beside)[:PART_LOOKS]", "along = [card for o in strong(beside)[:0]"),),
+        ("tests/unit/test_card_parts.py::test_a_second_card_outlined_only_to_its_middle_makes_a_photo_of_several",),
+        what="`second_by_parts` reads cards round parts only"),
+    Breakage(
+        "a fitted second card whose face has the surface's colours not counted",
+        "stage_e_dagster/domain/evidence/card_parts.py",
+        (("            if apart_from(moved, reach) and (held[3] >= PART_LAYOUT",
+          "            if apart_from(moved, reach) and (False"),),
+        ("tests/unit/test_card_parts.py::test_a_second_card_outlined_only_to_its_middle_makes_a_photo_of_several",),
+        what="a fitted second card always needs a printed inside"),
 )

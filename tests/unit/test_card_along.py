@@ -64,6 +64,20 @@ def test_the_cards_along_an_outline_share_its_long_sides_and_one_end() -> None:
     assert all(np.isclose(np.ptp(c[:, 0]), 88 / layout.TRIM_ASPECT) for c in across)
 
 
+def test_an_outline_narrowed_at_its_far_end_gives_the_card_straight_on_too() -> None:
+    """Half a card (252 x 176 px of a 252 x 352 card) whose far end a line across it drew a little narrow: its own
+    perspective, stretched twofold, narrows and shortens the card; the straight estimate along its sides' mean
+    direction lands near the card."""
+    card = np.array([[0, 0], [252, 0], [252, 352], [0, 352]], np.float64)
+    half = np.array([[0, 0], [252, 0], [244, 176], [8, 176]], np.float64)
+
+    def off(estimate: np.ndarray) -> float:
+        return max(min(float(np.linalg.norm(corner - truth)) for truth in card) for corner in estimate)
+
+    errors = sorted(off(estimate) for estimate in cards_along(half))
+    assert errors[0] <= 0.06 * 352 and errors[1] >= 2 * errors[0]
+
+
 def test_a_part_of_a_card_inside_a_shape_run_off_the_frame_is_a_card_cut_off() -> None:
     """A card on pale wood run off the photo's side: its outline is faint, and the part seen whole is half its art
     box (split by a dark streak in the art), far under a readable card's area. Inside the shape the card leaves,

@@ -98,6 +98,15 @@ def test_a_small_second_card_whose_outline_is_a_little_off_is_fitted_to_its_line
     assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
 
 
+def test_a_second_card_outlined_only_to_its_middle_makes_a_photo_of_several() -> None:
+    """A small sleeved card upside down on wood above a large one: its outline closes across its middle, half the
+    card, whose far end is a little off; the card along it straight on, fitted to its lines, shows them all (its
+    warm art shares the wood's colours): the photo is of several cards, not the large one's."""
+    _, image = bench_photo(5, 9, "several")
+    found = find_card(image)
+    assert isinstance(found, CardNotFound) and found.reason == SEVERAL_CARDS, found
+
+
 def test_a_small_card_seen_closer_is_too_small_not_absent() -> None:
     """A small sleeved card at a playmat's edge: on the whole photo's working copy its outline is lost (no card
     found); looked at closer round a card-shaped outline, it is a whole card, proved by its lines, and too small."""

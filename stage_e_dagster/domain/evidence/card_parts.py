@@ -18,14 +18,15 @@ box-shaped patch of the surface never shows a card's frame lines round it.
   full image, proves it whole (a photo whose card left no outline of its own);
 - `cut_off_round_part`: whether a part's card runs off the photo, its edges seen where it lies inside (a card
   cut off whose own edge left no outline);
-- `second_by_parts`: a card round a part apart from the found card whose face shows its frame lines (a second card
-  in the photo, its edge lost on the surface): all of them whatever its colours, nearly all with its inside
-  printed.
+- `second_by_parts`: a card along a strong outline or round a part apart from the found card whose face shows its
+  frame lines (a second card in the photo, its edge lost on the surface, or its outline closed across its middle):
+  all of them whatever its colours, nearly all with its inside printed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 
 import cv2
 import numpy as np
@@ -66,6 +67,9 @@ MIN_PART_CARD = 0.015
 # A card along an outline is between these times the outline's length (perspective undone); one within ALONG_SAME
 # of the outline's own length is the outline, already read.
 ALONG_REACH, ALONG_SAME = (0.6, 2.4), 0.015
+# The straight estimate of a card along an outline is read when a corner lies this many pixels off the
+# perspective one.
+ALONG_APART = 1.0
 
 # A second card round a part, its inside printed, is a card when its face shows at least this share of its frame
 # lines: a little under a found card's (`LAYOUT_MIN`), for a card in a sleeve whose glare hides a line or two is
@@ -98,8 +102,10 @@ def cards_round(quad: np.ndarray, box: tuple[float, float, float, float]) -> lis
 def cards_along(quad: np.ndarray) -> list[np.ndarray]:
     """The cards (4 x 2, clockwise) sharing two opposite sides of an outline as the card's long sides and one of
     its other sides as the card's top or bottom, as long as a card is wide: for each side taken as the card's end,
-    the outline's length across it (perspective undone, `true_aspect`) is stretched or cut to a card's, in the
-    outline's own perspective."""
+    the outline's length across it (perspective undone, `true_aspect`) is stretched or cut to a card's, twice: in
+    the outline's own perspective, and straight on along its sides' mean direction. An outline's far end, cut
+    short by a line across the card, can lie a little off, and its perspective stretched twofold puts the card's
+    other end far off it; a photo's perspective over one card is mild, so the straight estimate lands near it."""
     unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
     aspect = max(true_aspect(quad), 1e-3)
     cards = []
@@ -112,15 +118,23 @@ def cards_along(quad: np.ndarray) -> list[np.ndarray]:
             continue
         card = np.array([[[0, 0], [1, 0], [1, long], [0, long]]], np.float64)
         cards.append(cv2.perspectiveTransform(card, cv2.getPerspectiveTransform(unit, q))[0])
+        step = ((q[2] - q[1]) + (q[3] - q[0])) / 2 * long
+        straight = np.array([q[0], q[1], q[1] + step, q[0] + step], np.float64)
+        if not np.allclose(straight, cards[-1], atol=ALONG_APART):
+            cards.append(straight)
     return cards
 
 
 def parts(found: list[Outline], box: tuple[float, float, float, float]) -> list[Outline]:
     """The whole four-sided outlines in `box`'s proportions with strong straight sides, largest first."""
     aspect = box_aspect(box)
-    return sorted((o for o in found if o.whole and abs(o.aspect - aspect) <= PART_ASPECT
-                   and o.support >= PART_SUPPORT[0] and o.weakest >= PART_SUPPORT[1] and o.square <= PART_SQUARE),
-                  key=lambda o: -o.area)
+    return [o for o in strong(found) if abs(o.aspect - aspect) <= PART_ASPECT]
+
+
+def strong(found: list[Outline]) -> list[Outline]:
+    """The whole four-sided outlines with strong straight sides, largest first."""
+    return sorted((o for o in found if o.whole and o.support >= PART_SUPPORT[0] and o.weakest >= PART_SUPPORT[1]
+                   and o.square <= PART_SQUARE), key=lambda o: -o.area)
 
 
 def _candidates(found: list[Outline], prepared: Prepared, along: np.ndarray | None = None
@@ -132,9 +146,14 @@ def _candidates(found: list[Outline], prepared: Prepared, along: np.ndarray | No
     cards += [(card, True) for box in BOXES for part in parts(found, box)[:PART_LOOKS]
               for card in cards_round(part.polygon, box)]
     for card, part in cards:
-        inside = np.all(card >= 0) and np.all(card[:, 0] <= w) and np.all(card[:, 1] <= h)
-        if inside and abs(cv2.contourArea(card.astype(np.float32))) >= MIN_PART_CARD * w * h:
+        if _readable(card, w, h):
             yield card, part
+
+
+def _readable(card: np.ndarray, w: int, h: int) -> bool:
+    """Whether a card lies inside a w x h photo and covers at least MIN_PART_CARD of it."""
+    inside = np.all(card >= 0) and np.all(card[:, 0] <= w) and np.all(card[:, 1] <= h)
+    return bool(inside and abs(cv2.contourArea(card.astype(np.float32))) >= MIN_PART_CARD * w * h)
 
 
 def _printed(card: np.ndarray, prepared: Prepared) -> bool:
@@ -188,15 +207,18 @@ def cut_off_round_part(found: list[Outline], prepared: Prepared) -> bool:
 
 def second_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, factor: float,
                     apart: np.ndarray) -> float | None:
-    """The area (share of the photo) of a second card round a part lying apart from `apart` (the found card and its
-    holder, small-copy pixels: `card_faces.apart_from`) whose face, straightened, shows at least PART_LAYOUT of its
-    frame lines (a card's warm art and border on wood can share the wood's colours: every line in its place proves
-    it all the same), or at least SECOND_LINES and its inside is printed; else None."""
+    """The area (share of the photo) of a second card lying apart from `apart` (the found card and its holder,
+    small-copy pixels: `card_faces.apart_from`), along one of the largest strong outlines beside it (half a card,
+    its sleeve's edge lost on the surface past a line across it: `cards_along`) or round a part, whose face,
+    straightened, shows at least PART_LAYOUT of its frame lines (a card's warm art and border on wood can share
+    the wood's colours: every line in its place proves it all the same), or at least SECOND_LINES and its inside
+    is printed; else None."""
     width, height = image.size
     h, w = prepared.lab.shape[:2]
     reach = apart.astype(np.float32)
-    for card, _ in _candidates([o for o in found if cv2.intersectConvexConvex(
-            o.polygon.astype(np.float32), reach)[0] <= 0], prepared):
+    beside = [o for o in found if cv2.intersectConvexConvex(o.polygon.astype(np.float32), reach)[0] <= 0]
+    along = [card for o in strong(beside)[:PART_LOOKS] for card in cards_along(o.polygon) if _readable(card, w, h)]
+    for card in chain(along, (card for card, _ in _candidates(beside, prepared))):
         if not apart_from(card, reach):
             continue
         area = float(abs(cv2.contourArea(card.astype(np.float32))))
@@ -206,13 +228,12 @@ def second_by_parts(image: Image.Image, found: list[Outline], prepared: Prepared
         score = max(lines.score, lines.turned)
         if score >= PART_LAYOUT:  # (every line where it belongs: a card whatever the colours of its face)
             return area / (w * h)
-        if not _printed(card, prepared):
-            continue
-        if score >= SECOND_LINES:
+        if score >= SECOND_LINES and _printed(card, prepared):
             return area / (w * h)
         if score >= SECOND_FIT:  # (off its place by a little: fitted to its lines)
             held = straighten(image, portrait_order(card / factor))
             moved = (held[2] * factor).astype(np.float32)
-            if held[3] >= SECOND_LINES and apart_from(moved, reach) and _printed(moved, prepared):
+            if apart_from(moved, reach) and (held[3] >= PART_LAYOUT
+                                             or (held[3] >= SECOND_LINES and _printed(moved, prepared))):
                 return float(abs(cv2.contourArea(moved))) / (w * h)
     return None
