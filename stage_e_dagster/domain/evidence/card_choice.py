@@ -184,9 +184,9 @@ def surface_inside(o: Outline, prepared: Prepared) -> bool:
     return float(np.mean(surface_distance(pixels, prepared.rim) <= SURFACE_DELTA)) >= SURFACE_INSIDE
 
 
-def within(polygon: np.ndarray, w: int, h: int) -> bool:
-    """Whether every corner lies inside the photo (a pixel's slack)."""
-    return bool(np.all(polygon >= -1.0) and np.all(polygon[:, 0] <= w) and np.all(polygon[:, 1] <= h))
+def within(polygon: np.ndarray, w: int, h: int, slack: float = 1.0) -> bool:
+    """Whether every corner lies inside the w x h photo (`slack` pixels past its top and left edges allowed)."""
+    return bool(np.all(polygon >= -slack) and np.all(polygon[:, 0] <= w) and np.all(polygon[:, 1] <= h))
 
 
 def overlaps(a: Outline, b: Outline, grow_b: float = 1.0) -> bool:

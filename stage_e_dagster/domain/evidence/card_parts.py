@@ -33,6 +33,7 @@ import numpy as np
 from PIL import Image
 
 from stage_e_dagster.domain import layout
+from stage_e_dagster.domain.evidence.card_choice import within
 from stage_e_dagster.domain.evidence.card_faces import (
     SECOND_FIT,
     apart_from,
@@ -152,8 +153,7 @@ def _candidates(found: list[Outline], prepared: Prepared, along: np.ndarray | No
 
 def _readable(card: np.ndarray, w: int, h: int) -> bool:
     """Whether a card lies inside a w x h photo and covers at least MIN_PART_CARD of it."""
-    inside = np.all(card >= 0) and np.all(card[:, 0] <= w) and np.all(card[:, 1] <= h)
-    return bool(inside and abs(cv2.contourArea(card.astype(np.float32))) >= MIN_PART_CARD * w * h)
+    return within(card, w, h, slack=0.0) and abs(cv2.contourArea(card.astype(np.float32))) >= MIN_PART_CARD * w * h
 
 
 def _printed(card: np.ndarray, prepared: Prepared) -> bool:
@@ -196,7 +196,7 @@ def cut_off_round_part(found: list[Outline], prepared: Prepared) -> bool:
         for part in parts(found, box)[:PART_LOOKS]:
             seen = []
             for card in cards_round(part.polygon, box):
-                whole = bool(np.all(card >= 0) and np.all(card[:, 0] <= w) and np.all(card[:, 1] <= h))
+                whole = within(card, w, h, slack=0.0)
                 side_off = any(side is None for side in inside_parts(card, (h, w)))
                 seen.append((whole, side_off, edges_seen_inside(card, prepared.gradient)))
             if (any(off and edges for _, off, edges in seen)
