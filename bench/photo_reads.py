@@ -104,7 +104,7 @@ def voted_wrong(found: FoundCard, printing: dict[str, Any], photo: LoadedScan, d
 
 
 photos.COLUMNS[:] = [photos.Column("number read", number_read), photos.Column("voted right", voted_right),
-                     photos.Column("voted wrong", voted_wrong)]
+                     photos.Column("voted wrong", voted_wrong, bad=True)]
 
 if __name__ == "__main__":
     sys.exit(photos.main())

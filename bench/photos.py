@@ -60,6 +60,7 @@ class Column:
 
     name: str
     measure: Callable[[FoundCard, dict[str, Any], LoadedScan, bytes], bool]
+    bad: bool = False  # a photo passing it is listed with `--failures` (a wrong vote)
 
 
 # The hook: add Column("number read", ...) or Column("voted", ...) to run on every straightened card.
@@ -207,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--long-side", type=int, default=None, help="photo long side (default: 3000-4000)")
     parser.add_argument("--save", default=None, help="write every photo, its straightened card and truth here")
-    parser.add_argument("--failures", action="store_true", help="list every photo not answered as expected")
+    parser.add_argument("--failures", action="store_true",
+                        help="list every photo not answered as expected, or wrongly voted for")
     args = parser.parse_args(argv)
     if args.save:
         Path(args.save).mkdir(parents=True, exist_ok=True)
@@ -227,9 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     _report(rows, wall, scan_ms, (load_start, os.getloadavg()[0]))
     if args.failures:
         for r in rows:
-            if r["verdict"] != r["expected"]:
+            bad = [c.name for c in COLUMNS if c.bad and r.get("columns", {}).get(c.name)]
+            if r["verdict"] != r["expected"] or bad:
                 print("  ", {k: r[k] for k in ("case", "seed", "verdict", "background", "holder", "rotation", "tilt",
-                                               "fraction", "glare", "blur", "error", "detail")})
+                                               "fraction", "glare", "blur", "error", "detail")}, *bad)
     return 0
 
 
