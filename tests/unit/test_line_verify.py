@@ -125,6 +125,16 @@ def test_a_rarity_first_line_is_read_with_its_set_code() -> None:
     assert (printed.text, printed.place, printed.reads_as) == ("0172", "end", "C 0172\nDSK • EN")
 
 
+def test_a_one_digit_rarity_first_number_is_not_read_off_a_line_ending_in_a_stroke() -> None:
+    """Breakage caught: a rarity-first printing's bare one-digit string ("1" for "C 0001") scored, which any line
+    ending in a stroke fits (a numberless printing's artist credit, on a small photo's card, voted for another
+    set's #1); a number of two digits or more keeps its string without the zeros."""
+    assert [p.text for p in printed_strings(("man", "1"), None, [RARITY_FIRST])] == ["0001"]
+    assert [p.text for p in printed_strings(("man", "14"), None, [RARITY_FIRST])] == ["0014", "14"]
+    strings = printed_strings(("man", "1"), None, [RARITY_FIRST]) + _legal(("mxn", "349"), 388)
+    assert choose(_probs("_J_o_n_ _C_o_l__", {13: "1"}), ALPHABET, strings) is None
+
+
 class Probing:
     """A rescue engine that reads nothing but gives the probabilities of a line spelling `frames`."""
 

@@ -70,6 +70,10 @@ STAR_SHOWN = 6.0
 may cost less), the starred string itself costing at most MAX_COST: on the tuning seeds' star twins, a starred
 line's starred string costs at most about 4.5 nats more than its plain one (up to 6.5 where the total was misread and
 the line is judged against its set's), an unstarred line's 16 and more."""
+BARE_DIGITS = 2
+"""Digits a rarity-first number must have for its string without the leading zeros ("14" for "0014") to be scored
+too: the recogniser may lose a smeared zero or two, but a bare digit ("1" for "0001") is no reading of the line, for
+any line ending in a stroke fits it (an artist credit's last letter)."""
 END, START = "end", "start"
 DIGITS = "0123456789"
 _NEG = -1e18
@@ -87,11 +91,11 @@ class Printed:
 
 
 def printed_strings(key: tuple[str, str], total: int | None, layouts: Iterable[str]) -> list[Printed]:
-    """The strings a printing's layouts print for its number: a legal line's "217/267" (only with its set's total:
-    a bare number there would pass for a year's digits), a modern line's "078/221" (padded and not), a rarity-first
-    line's "0172". The star a normalised number carries is printed as "★". Each reads as its collector line: with
-    the set code where the layout prints one under the number, since the string was chosen among this name's
-    printings only when no other printing prints it (`choose`)."""
+    """The strings a printing's layouts print for its number: a legal line's "217/267" (only with its set's total: a
+    bare number there would pass for a year's digits), a modern line's "078/221" (padded and not), a rarity-first line's
+    "0172" (and "172", not "1" for "0001": `BARE_DIGITS`). The star a normalised number carries is printed as "★". Each
+    reads as its collector line: with the set code where the layout prints one under the number, since the string was
+    chosen among this name's printings only when no other printing prints it (`choose`)."""
     code, number = key
     shown = number.replace("*", "★")
     out: list[Printed] = []
@@ -101,8 +105,8 @@ def printed_strings(key: tuple[str, str], total: int | None, layouts: Iterable[s
         elif layout == MODERN and total:
             for text in (f"{shown:0>3}/{total:0>3}", f"{shown}/{total}"):
                 out.append(Printed(key, text, START, f"{text}\n{code.upper()} • EN"))
-        elif layout == RARITY_FIRST:
-            for text in (f"{shown:0>4}", shown):
+        elif layout == RARITY_FIRST:  # (its leading zeros may smear away, but not most of its digits)
+            for text in (f"{shown:0>4}", shown) if len(_base(number)) >= BARE_DIGITS else (f"{shown:0>4}",):
                 out.append(Printed(key, text, END, f"C {text}\n{code.upper()} • EN"))
     return list(dict.fromkeys(out))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 EXTRACTOR_VERSIONS: dict[str, str] = {
     "geometry": "geometry-v3",
-    "collector": "collector-v14",
+    "collector": "collector-v15",
     "legal": "legal-v3",
     "hashes": "hashes-v2",
     "quality": "quality-v2",
