@@ -131,7 +131,7 @@ FINDER_BREAKAGES = (
     Breakage(
         "a small card with no outline never looked for on a larger copy",
         "stage_e_dagster/domain/evidence/card_finder.py",
-        (("    if small is None and no_card:", "    if False:"),),
+        (("    if small is None and larger:", "    if False:"),),
         ("tests/unit/test_card_closer.py::test_a_small_card_with_no_outline_is_seen_on_a_larger_copy",),
         what="no second outline search"),
     Breakage(
@@ -183,7 +183,7 @@ FINDER_BREAKAGES = (
         what="no card looked for round the parts"),
     Breakage(
         "a top-loader's edge kept for its card", "stage_e_dagster/domain/evidence/card_finder.py",
-        (("    if lines >= LAYOUT_MIN and _moved(full_quad, quad_full) > HOLDER_MOVED:", "    if False:"),),
+        (("    if lines >= LAYOUT_MIN and corners_moved(full_quad, quad_full) > HOLDER_MOVED:", "    if False:"),),
         ("tests/unit/test_card_closer.py::"
          "test_a_card_in_a_top_loader_whose_face_shows_its_lines_is_chosen_over_the_holder",),
         what="no card looked for inside an outline whose fit moved its corners"),
@@ -337,4 +337,22 @@ FINDER_BREAKAGES = (
           "            if apart_from(moved, reach) and (False"),),
         ("tests/unit/test_card_parts.py::test_a_second_card_outlined_only_to_its_middle_makes_a_photo_of_several",),
         what="a fitted second card always needs a printed inside"),
+    Breakage(
+        "a small photo searched at its own size", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("    if enlarge and max(width, height) < FIND_LONG_SIDE:", "    if False:"),),
+        ("tests/unit/test_card_small_photo.py::test_a_photo_a_thousand_pixels_long_is_found_as_at_a_phones_size",),
+        what="a photo under FIND_LONG_SIDE not enlarged"),
+    Breakage(
+        "a small photo's card cut out of its enlargement", "stage_e_dagster/domain/evidence/card_finder.py",
+        (("            seen, image=image if seen.kind == SCAN else warp_card(image, seen.corners))",
+          "            seen, image=image if seen.kind == SCAN else seen.image)"),),
+        ("tests/unit/test_card_small_photo.py::test_a_small_photos_card_is_cut_from_the_photo_itself",),
+        what="the enlarged copy's card kept"),
+    Breakage(
+        "a small card beside a small shape run off the photo answered cut off",
+        "stage_e_dagster/domain/evidence/card_finder.py",
+        (("answer.reason == NO_CARD or cut_small)", "answer.reason == NO_CARD)"),),
+        ("tests/unit/test_card_closer.py::"
+         "test_a_small_card_beside_a_small_shape_run_off_the_photo_is_seen_on_a_larger_copy",),
+        what="only a photo with no card searched on the larger copy"),
 )

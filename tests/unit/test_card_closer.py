@@ -47,6 +47,14 @@ def test_a_small_card_with_no_outline_is_seen_on_a_larger_copy() -> None:
     _too_small_seen_closer(find_card(bench_photo(0, 11, "too-small")[1]))
 
 
+def test_a_small_card_beside_a_small_shape_run_off_the_photo_is_seen_on_a_larger_copy() -> None:
+    """A small card on a playmat whose dark blob at the photo's edge has straight sides: the blob, cut by the frame,
+    is taken for a card cut off, and the small card leaves no outline on the 640 px copy. A shape run off the photo
+    smaller than a readable card's share could be no card's part at all, so its photo is looked at on the copy twice
+    as large too, where the card is whole and too small, not cut off."""
+    _too_small_seen_closer(find_card(bench_photo(10, 17, "too-small", photos=0, skips=40)[1]))
+
+
 def test_a_small_card_in_a_palm_blob_taken_for_an_art_box_is_seen_closer() -> None:
     """A small sleeved card on a palm on wood: the card and palm make one card-like blob, taken for an art box whose
     card runs off the photo. The first crop round it is the photo's whole height, no closer; a tighter one shows

@@ -35,6 +35,8 @@ off the frame or a card too small in it is a named skip.
   copy twice as large: a whole card there, too small to read, makes it a photo of a card too small; failing that, a
   part of a card (its text or art box) whose card runs off the frame, its edges seen inside the photo, makes it a
   photo of a card cut off (`card_parts.cut_off_round_part`).
+- **A small photo** (under 1280 px on its long side: a site's copy of a phone's photo) is searched enlarged to that
+  size, so that its copies are the sizes the finder's thresholds were set on; its card is cut out of the photo itself.
 
 Corners are normalised to the input image (0..1), in the order the card reads: top-left, top-right, bottom-right,
 bottom-left.
@@ -89,6 +91,7 @@ from stage_e_dagster.domain.evidence.card_outline import (
     ASPECT_RANGE,
     Outline,
     Prepared,
+    enlarged,
     outlines,
     prepare,
     reduced_copy,
@@ -100,7 +103,7 @@ from stage_e_dagster.domain.evidence.card_parts import (
     second_by_parts,
 )
 from stage_e_dagster.domain.evidence.card_settle import Directional, settle, true_aspect
-from stage_e_dagster.domain.evidence.card_straighten import portrait_order, straighten
+from stage_e_dagster.domain.evidence.card_straighten import corners_moved, portrait_order, straighten
 from stage_e_dagster.domain.evidence.card_straighten import warp_card as warp_card  # (where callers look for it)
 from stage_e_dagster.domain.evidence.geometry import classify_bleed
 
@@ -112,6 +115,9 @@ cv2.setNumThreads(1)
 
 # The long side of the copy outlines are searched on.
 WORK_LONG_SIDE = 640
+# A photo smaller than this on its long side is searched enlarged to it: the outlines' copy and the texture copy
+# twice its size are then the sizes the finder's thresholds were set on, as they are for a phone's photo.
+FIND_LONG_SIDE = 2 * WORK_LONG_SIDE
 # A card under this share of the photo's area is too small to read.
 MIN_CARD_AREA = 0.10
 # The found outline, settled on its edges and perspective undone, must be within this of a card's proportions.
@@ -142,21 +148,28 @@ def is_card_shaped(width: int, height: int) -> bool:
     return classify_bleed(width, height).bleed_class != "ambiguous"
 
 
-def find_card(image: Image.Image, zoom: bool = True, min_area: float = MIN_CARD_AREA) -> FoundCard | CardNotFound:
+def find_card(image: Image.Image, zoom: bool = True, min_area: float = MIN_CARD_AREA,
+              enlarge: bool = True) -> FoundCard | CardNotFound:
     """The card in `image` (RGB), or why no single whole card can be isolated (see the module's docstring); with
     `zoom`, a photo skipped as holding no card or a card cut off is looked at closer round its small card-like
     outlines (`_small_card`). A card under `min_area` of the image is too small to read (a crop looked at closer
-    passes a smaller one: the card is measured against the whole photo afterwards)."""
+    passes a smaller one: the card is measured against the whole photo afterwards). With `enlarge`, a photo under
+    FIND_LONG_SIDE is searched enlarged to it (`enlarged`), and its card cut out of the photo itself."""
     width, height = image.size
     if is_card_shaped(width, height):
         return FoundCard(image, image_corners(), SCAN)
+    if enlarge and max(width, height) < FIND_LONG_SIDE:
+        seen = find_card(enlarged(image, FIND_LONG_SIDE), zoom, min_area, enlarge=False)
+        return seen if isinstance(seen, CardNotFound) else replace(
+            seen, image=image if seen.kind == SCAN else warp_card(image, seen.corners))
     small = reduced_copy(image, WORK_LONG_SIDE, "RGB")  # the outlines' working copy, and its scale against `image`
     factor = small.shape[1] / image.width
     prepared = prepare(small, reduced_copy(image, 2 * WORK_LONG_SIDE, "L"))  # (for the texture channel)
     found = outlines(prepared)
     answer = _answer(image, small, prepared, found, factor, min_area)
     if zoom and isinstance(answer, CardNotFound) and answer.reason in (NO_CARD, CARD_CUT_OFF):
-        small_card = _small_card(image, found, factor, answer.reason == NO_CARD)
+        cut_small = "support" in answer.detail and answer.detail["area"] < MIN_CARD_AREA  # (a shape run off the
+        small_card = _small_card(image, found, factor, answer.reason == NO_CARD or cut_small)  # frame, too small)
         if small_card is not None:
             return small_card
         if answer.reason == NO_CARD and cut_off_round_part(found, prepared):
@@ -218,7 +231,7 @@ def _answer(image: Image.Image, small: np.ndarray, prepared: Prepared, found: li
     if area < min_area and area / ART_BOX_AREA < min_area:
         return CardNotFound(CARD_TOO_SMALL, {"area": round(area, 4), "min_area": min_area})
     card, margin, quad_full, lines = straighten(image, full_quad)
-    if lines >= LAYOUT_MIN and _moved(full_quad, quad_full) > HOLDER_MOVED:
+    if lines >= LAYOUT_MIN and corners_moved(full_quad, quad_full) > HOLDER_MOVED:
         inner = _card_in_holder(image, picked, found, lambda q: settle(q, directional, colours) / factor)
         if inner is not None:
             card, margin, quad_full, lines = inner
@@ -279,19 +292,20 @@ def _by_parts(image: Image.Image, found: list[Outline], prepared: Prepared, fact
                      min_area)
 
 
-def _small_card(image: Image.Image, found: list[Outline], factor: float, no_card: bool) -> CardNotFound | None:
+def _small_card(image: Image.Image, found: list[Outline], factor: float, larger: bool) -> CardNotFound | None:
     """A card too small to read, seen closer: a photo with no card found (or one cut off) where a square crop round
     one of its largest small outlines (ZOOM_LOOKS of them: whole, four-sided, in a card's rough proportions or a
     palm's, covering ZOOM_AREA of the photo, card-like ones first), looked at afresh, holds a whole card (proved by
     its frame lines like any) under MIN_CARD_AREA of the photo. On the 640 px copy such a card is a few dozen pixels
     wide: its edge merges with a palm's or a playmat's blob, and its sides settle off; seen closer, they do not.
     Each look is cropped ZOOM times the outline's size, then closer (the outline may be a blob round the card, a
-    palm, whose crop still shows the blob's edge); crops nearly the photo's size are not looked at. When the photo
-    holds `no_card` (not a card cut off) and no outline shows a small card, the outlines are searched again on a
-    copy twice as large (`_larger_outlines`): a small card's thin border, closed into its frame's edges on the
-    640 px copy, leaves it no outline there. Only a skip's reason changes: no card is answered."""
+    palm, whose crop still shows the blob's edge); crops nearly the photo's size are not looked at. With `larger`
+    (no card found, or a card cut off told only by a shape run off the frame smaller than MIN_CARD_AREA: a blob of
+    the surface with straight sides) and no outline showing a small card, the outlines are searched again on a copy
+    twice as large (`_larger_outlines`): a small card's thin border, closed into its frame's edges on the 640 px
+    copy, leaves it no outline there. Only a skip's reason changes: no card is answered."""
     small = _seen_closer(image, found, factor)
-    if small is None and no_card:
+    if small is None and larger:
         small = _seen_closer(image, *_larger_outlines(image))
     return small
 
@@ -311,7 +325,7 @@ def _seen_closer(image: Image.Image, found: list[Outline], factor: float) -> Car
             x0 = int(min(max(centre[0] - side / 2, 0), width - side))
             y0 = int(min(max(centre[1] - side / 2, 0), height - side))
             crop = image.crop((x0, y0, x0 + int(side), y0 + int(side)))
-            closer = find_card(crop, zoom=False, min_area=ZOOM_MIN_CARD * width * height / (side * side))
+            closer = find_card(crop, zoom=False, enlarge=False, min_area=ZOOM_MIN_CARD * width * height / (side * side))
             if isinstance(closer, FoundCard) and closer.kind == PHOTO:
                 area = closer.area * crop.width * crop.height / (width * height)
                 if area < MIN_CARD_AREA:
@@ -344,13 +358,6 @@ def _proved(image: Image.Image, quad: np.ndarray, small: tuple[int, int], factor
     return lines >= LAYOUT_MIN and within(moved * factor, *small)
 
 
-def _moved(quad: np.ndarray, fitted: np.ndarray) -> float:
-    """How far the fit moved an outline's corners: the farthest corner's distance to the nearest fitted corner, as
-    a share of the outline's size (the square root of its area)."""
-    size = float(np.sqrt(abs(cv2.contourArea(quad.astype(np.float32)))))
-    return max(float(np.min(np.linalg.norm(fitted - corner, axis=1))) for corner in quad) / size
-
-
 def _card_in_holder(image: Image.Image, holder: Outline, found: list[Outline],
                     settled: Callable[[np.ndarray], np.ndarray]) -> Straightened | None:
     """The card inside a top-loader taken for it: a card-like outline inside the chosen one, HOLDER_INNER of its
@@ -362,7 +369,7 @@ def _card_in_holder(image: Image.Image, holder: Outline, found: list[Outline],
     for o in sorted(inner, key=lambda o: -o.area)[:INSIDE_LOOKS]:
         quad = portrait_order(settled(o.polygon))
         held = straighten(image, quad)
-        if held[3] >= LAYOUT_MIN and _moved(quad, held[2]) <= HOLDER_STILL:
+        if held[3] >= LAYOUT_MIN and corners_moved(quad, held[2]) <= HOLDER_STILL:
             return held
     return None
 
@@ -379,9 +386,7 @@ def _round_frame_within(image: Image.Image, quad: np.ndarray) -> Straightened | 
     black border on a dark surface grows the frame's outline out to the photo's edge, though the card's own edge,
     found by its frame lines, stays inside it."""
     held = round_frame(image, portrait_order(quad))
-    if held is None or not within(held[2], image.width, image.height):
-        return None
-    return held
+    return held if held is not None and within(held[2], image.width, image.height) else None
 
 
 def _loosely_card_shaped(width: int, height: int) -> bool:

@@ -332,6 +332,12 @@ def joined(a: Outline, b: Outline, w: int, h: int) -> Outline | None:
                    _aspect(quad), max(a.square, b.square))
 
 
+def enlarged(image: Image.Image, long_side: int) -> Image.Image:
+    """`image` resized up to `long_side` on its long side (bicubic): a small photo seen at the finder's size."""
+    scale = long_side / max(image.size)
+    return image.resize((round(image.width * scale), round(image.height * scale)), Image.Resampling.BICUBIC)
+
+
 def reduced_copy(image: Image.Image, long_side: int, mode: str) -> np.ndarray:
     """`image` in `mode` as an array about `long_side` long: reduced by a whole factor, then resized down by area."""
     factor = max(image.size) // long_side

@@ -104,3 +104,10 @@ def portrait_order(quad: np.ndarray) -> np.ndarray:
     """The clockwise quad rolled so its first side (top-left to top-right) is a short side."""
     sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
     return quad if sides[0] + sides[2] <= sides[1] + sides[3] else np.roll(quad, -1, axis=0)
+
+
+def corners_moved(quad: np.ndarray, fitted: np.ndarray) -> float:
+    """How far a fit moved an outline's corners (`straighten`'s corners against the outline's): the farthest
+    corner's distance to the nearest fitted corner, as a share of the outline's size (the square root of its area)."""
+    size = float(np.sqrt(abs(cv2.contourArea(quad.astype(np.float32)))))
+    return max(float(np.min(np.linalg.norm(fitted - corner, axis=1))) for corner in quad) / size

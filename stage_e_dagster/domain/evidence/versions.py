@@ -13,7 +13,7 @@ EXTRACTOR_VERSIONS: dict[str, str] = {
     "legal": "legal-v3",
     "hashes": "hashes-v2",
     "quality": "quality-v2",
-    "card": "card-v12",
+    "card": "card-v13",
 }
 EXTRACTORS = tuple(EXTRACTOR_VERSIONS)
 
