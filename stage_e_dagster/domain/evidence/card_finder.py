@@ -168,8 +168,9 @@ def find_card(image: Image.Image, zoom: bool = True, min_area: float = MIN_CARD_
     found = outlines(prepared)
     answer = _answer(image, small, prepared, found, factor, min_area)
     if zoom and isinstance(answer, CardNotFound) and answer.reason in (NO_CARD, CARD_CUT_OFF):
-        cut_small = "support" in answer.detail and answer.detail["area"] < MIN_CARD_AREA  # (a shape run off the
-        small_card = _small_card(image, found, factor, answer.reason == NO_CARD or cut_small)  # frame, too small)
+        # (a card cut off told only by a shape run off the frame too small for a card's part: a surface's blob?)
+        cut_small = "support" in answer.detail and answer.detail["area"] < MIN_CARD_AREA
+        small_card = _small_card(image, found, factor, answer.reason == NO_CARD or cut_small)
         if small_card is not None:
             return small_card
         if answer.reason == NO_CARD and cut_off_round_part(found, prepared):
